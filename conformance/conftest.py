@@ -1,0 +1,156 @@
+"""Backend selection for the conformance suite.
+
+``pytest conformance --backend sim`` (the default) runs every case on the simulator in both of its
+execution modes (compiled and eager); ``--backend npu`` runs them on a real Ascend NPU and skips,
+with the reason pypto gives, when none is usable here.
+
+Fixtures:
+
+* ``target``      -- the backend/mode under test (parametrised: sim-compiled, sim-eager | npu).
+* ``pto_init``    -- a callable ``pto_init(**extra)`` that calls ``pypto.init`` for the target
+                     with extra keyword arguments (``soc="a5"``, ``strict_host_operands=True``);
+                     the session is finalized after the test.
+* ``pto_session`` -- an initialised default session for the target (finalized after the test).
+* ``sim_modes``   -- for tests that compare the two simulator modes in one test: an iterable of
+                     ``(mode, init_callable)``; skipped on non-sim backends.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+
+import pypto
+
+from .helpers import finalize_quietly
+
+BACKENDS = ("sim", "npu")
+SIM_MODES = ("compiled", "eager")
+NO_NPU = "no NPU backend available on this machine"
+
+
+def pytest_addoption(parser):
+    try:
+        parser.addoption("--backend", action="store", default="sim", choices=BACKENDS,
+                         help="pypto backend the conformance suite runs on (default: sim, "
+                              "which runs both sim modes)")
+    except ValueError:       # already registered by another conftest of the same run
+        pass
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str
+    mode: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.backend}-{self.mode}" if self.mode else self.backend
+
+    def init_kwargs(self, **extra: Any) -> dict[str, Any]:
+        kw: dict[str, Any] = {"backend": self.backend}
+        if self.mode is not None:
+            kw["sim"] = pypto.SimOptions(mode=self.mode)
+        kw.update(extra)
+        return kw
+
+    def init(self, **extra: Any):
+        return pypto.init(**self.init_kwargs(**extra))
+
+
+def _targets(config) -> list[Target]:
+    backend = config.getoption("--backend", default="sim")
+    if backend == "sim":
+        return [Target("sim", m) for m in SIM_MODES]
+    return [Target(backend)]
+
+
+def pytest_generate_tests(metafunc):
+    if "target" in metafunc.fixturenames:
+        ts = _targets(metafunc.config)
+        metafunc.parametrize("target", ts, ids=[t.id for t in ts], indirect=True)
+
+
+def _availability_check():
+    """pypto's own "can the npu backend run here" check, wherever this version keeps it."""
+    try:
+        from pypto import backends
+    except Exception:  # noqa: BLE001
+        return None
+    check = getattr(backends, "is_available", None)
+    if callable(check):
+        return lambda: check("npu")
+    try:
+        from pypto.backends import npu as npu_pkg
+    except Exception:  # noqa: BLE001
+        return None
+    check = getattr(npu_pkg, "is_available", None)
+    return check if callable(check) else None
+
+
+def npu_unavailable_reason() -> str | None:
+    """None when the NPU backend can run here, else the reason (from pypto when it gives one)."""
+    check = _availability_check()
+    if check is not None:
+        try:
+            res = check()
+        except Exception as e:  # noqa: BLE001
+            return f"{NO_NPU} ({type(e).__name__}: {e})"
+        ok, reasons = res if isinstance(res, tuple) else (bool(res), ())
+        if ok:
+            return None
+        if isinstance(reasons, str):
+            reasons = [reasons]
+        return f"{NO_NPU}: " + "; ".join(map(str, reasons)) if reasons else NO_NPU
+    try:
+        pypto.init(backend="npu")
+    except pypto.PtoError as e:
+        return f"{NO_NPU}: {e}"
+    except Exception:  # noqa: BLE001
+        return NO_NPU
+    finally:
+        finalize_quietly()
+    return None
+
+
+@pytest.fixture
+def target(request) -> Target:
+    t: Target = request.param
+    if t.backend == "npu":
+        reason = npu_unavailable_reason()
+        if reason:
+            pytest.skip(reason)
+    finalize_quietly()
+    yield t
+    finalize_quietly()
+
+
+@pytest.fixture
+def pto_init(target) -> Callable[..., Any]:
+    def init(**extra: Any):
+        return target.init(**extra)
+    yield init
+    finalize_quietly()
+
+
+@pytest.fixture
+def pto_session(pto_init):
+    yield pto_init()
+
+
+@pytest.fixture
+def sim_modes(request):
+    """[(mode, init)] for both sim modes; each init() starts a fresh session (finalize between)."""
+    if request.config.getoption("--backend", default="sim") != "sim":
+        pytest.skip("compares the simulator's compiled and eager modes; backend is not sim")
+    finalize_quietly()
+
+    def make(mode: str):
+        def init(**extra: Any):
+            finalize_quietly()
+            return Target("sim", mode).init(**extra)
+        return init
+
+    yield [(m, make(m)) for m in SIM_MODES]
+    finalize_quietly()

@@ -1,0 +1,28 @@
+"""pypto: Python for Ascend's PTO (Parallel Tile Operation) virtual ISA.
+
+Write PTO programs in Python, run them on a numba CPU simulator that models the NPU (on-chip
+spaces, tiles, dtype rules, host/device copies, pipes and flags), or on an Ascend NPU.
+"""
+from __future__ import annotations
+
+from . import errors
+from .dtypes import (DType, bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16,
+                     int32, int64, uint8, uint16, uint32, uint64)
+from .errors import PtoError
+from .runtime import (Session, finalize, get_device_count, init, is_initialized, reset_stats,
+                      set_device, stats)
+from .tensor import Tensor, empty, from_numpy, zeros
+from .insn import Insn, list_insns, load_custom_insn, load_insn
+from .backends.sim.options import SimOptions
+from .lang import pto
+from .lang.kernel import kernel
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "init", "finalize", "is_initialized", "get_device_count", "set_device", "stats", "reset_stats",
+    "Session", "Tensor", "empty", "zeros", "from_numpy", "load_insn", "list_insns",
+    "load_custom_insn", "Insn", "kernel", "pto", "SimOptions", "PtoError", "errors", "DType",
+    "float16", "bfloat16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+    "int64", "uint64", "float8_e4m3", "float8_e5m2",
+]

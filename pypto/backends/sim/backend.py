@@ -1,0 +1,111 @@
+"""SimBackend: the reference backend. GM heap, on-chip spaces as byte arrays of the SoC's real
+capacities, kernels run compiled (one numba function per traced kernel) or eagerly.
+Its semantics are the golden reference NPU results are compared with."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.nodes import RtFloat, RtInt, TensorParam
+from ...lang.builder import activate
+from ...lang.tile import GmTensor
+from ..base import Backend, DeviceBuffer
+from . import codegen, compile as C
+from . import lowering as L
+from .eager import EagerBuilder
+from .faults import fault
+from .memory import SimAllocator, host_array
+from .options import SimOptions
+
+
+class SimBackend(Backend):
+    name = "sim"
+
+    def __init__(self, soc, device: int, options: SimOptions | None = None):
+        super().__init__(soc, device)
+        self.options = options or SimOptions()
+        self.heap = SimAllocator(soc.gm_bytes, soc.gm_align)
+        self.spaces = {loc: np.full(sp.capacity, self.options.uninit_byte, np.uint8)
+                       for loc, sp in soc.spaces.items()}
+        self._compiled: dict[int, tuple] = {}
+
+    # -- memory hooks ------------------------------------------------------------------------
+    def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:
+        addr = self.heap.alloc(nbytes)
+        return DeviceBuffer(addr, nbytes, self, host_array(nbytes), label)
+
+    def _free(self, buf: DeviceBuffer) -> None:
+        self.heap.free(buf.addr, buf.nbytes)
+        buf.handle = None
+
+    def _copy_in(self, buf: DeviceBuffer, data: np.ndarray) -> None:
+        buf.handle[:data.nbytes] = data
+
+    def _copy_out(self, buf: DeviceBuffer, out: np.ndarray) -> None:
+        out[:] = buf.handle[:out.nbytes]
+
+    def fill_uninit(self, buf: DeviceBuffer) -> None:
+        buf.handle.fill(self.options.uninit_byte)
+
+    # -- kernels -------------------------------------------------------------------------------
+    def supports(self, name: str) -> bool:
+        return name in L.SIMULATED
+
+    def default_mode(self) -> str:
+        return self.options.mode
+
+    def device_count(self) -> int:
+        return self.options.devices
+
+    @staticmethod
+    def _gm(t) -> np.ndarray:
+        n = t.nbytes // t.dtype.itemsize
+        return t._buf.handle[:t.nbytes].view(t.dtype.storage)[:n]
+
+    def run_compiled(self, k, args: tuple, block_dim: int) -> None:
+        entry = self._compiled.get(id(k))
+        if entry is None:
+            gen = codegen.generate(k, self.soc)
+            fn, fresh = C.load(gen.source, self.options.cache_dir)
+            if fresh:
+                self.stats.compiles += 1
+            entry = (k, gen, fn)
+            self._compiled[id(k)] = entry
+        _, gen, fn = entry
+        values: dict[str, object] = {}
+        for p, a in zip(k.params, args):
+            if isinstance(p, TensorParam):
+                values[f"g{p.index}"] = self._gm(a)
+            else:
+                values[f"s_{p.var.name}"] = a
+        for idx, d, name in gen.shape_vars:
+            values[name] = int(args[idx].shape[d])
+        for loc in gen.spaces:
+            values[f"sp_{loc}"] = self.spaces[loc]
+        err = np.zeros(8, np.int64)
+        values["err"] = err
+        values["block_num"] = block_dim
+        self.stats.launches += 1
+        for blk in range(block_dim):
+            values["block_idx"] = blk
+            fn(*[values[n] for n in gen.params])
+            if err[0] != 0:
+                raise fault(err, gen.sites[int(err[7])], blk, k.name) from None
+
+    def run_eager(self, kfn, specs: tuple, args: tuple, block_dim: int) -> None:
+        params = kfn.make_params(specs, args)
+        gm = {p.index: self._gm(a) for p, a in zip(params, args) if isinstance(p, TensorParam)}
+        self.stats.launches += 1
+        for blk in range(block_dim):
+            b = EagerBuilder(self.soc, kfn.name, gm, self.spaces, blk, block_dim, self.options.cache_dir)
+            call_args = []
+            for p, a in zip(params, args):
+                if isinstance(p, TensorParam):
+                    call_args.append(GmTensor(p))
+                else:
+                    call_args.append(RtInt(a) if isinstance(a, int) else RtFloat(a))
+            with activate(b):
+                ret = kfn.fn(*call_args)
+            if ret is not None:
+                from ...errors import TraceError
+                raise TraceError(f"kernel {kfn.name} returned {ret!r}",
+                                 rule="kernels return nothing; results go to GM with TSTORE")

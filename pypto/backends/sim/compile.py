@@ -1,0 +1,43 @@
+"""Generated kernel source -> a numba-compiled function, cached on disk by content hash so a
+second process loads it instead of compiling again (numba's cache=True needs a real file)."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import numba
+
+from ...errors import PtoError
+
+_LOADED: dict[str, object] = {}
+_VERSION = "pypto-sim-2"
+
+
+def load(source: str, cache_dir: str):
+    """Return (function, freshly_loaded_in_this_process)."""
+    key = hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
+    fn = _LOADED.get(key)
+    if fn is not None:
+        return fn, False
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+    except OSError as e:
+        raise PtoError(f"cannot create the kernel cache directory {cache_dir}: {e}",
+                       fix="set PYPTO_CACHE_DIR to a writable directory") from None
+    name = f"pypto_k_{key}"
+    path = os.path.join(cache_dir, name + ".py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod          # numba's cache finds a function's module by name
+    spec.loader.exec_module(mod)
+    fn = mod.kernel
+    _LOADED[key] = fn
+    return fn, True

@@ -1,0 +1,68 @@
+"""Turn a fault written by the numba implementations into the PtoError a user should see."""
+from __future__ import annotations
+
+from ...errors import (GMBoundsError, PtoError, ShapeError, TileAlignmentError, TileCapacityError,
+                       ValidRegionError)
+from ...ir.nodes import Assign, GmView, InstrNode, SetValid, Stmt
+from ...isa import TABLE
+from .insns import errcodes as E
+
+
+def _gm_view(node: Stmt) -> GmView | None:
+    if isinstance(node, InstrNode):
+        for o in node.operands:
+            if isinstance(o, GmView):
+                return o
+    return None
+
+
+def fault(err, node: Stmt, block: int, kernel: str) -> PtoError:
+    code = int(err[0])
+    d = [int(x) for x in err[1:7]]
+    name = getattr(node, "name", type(node).__name__)
+    if code == E.SRC_VALID:
+        spec = TABLE[node.name]
+        src = node.operands[d[0]]
+        e: PtoError = ValidRegionError(
+            f"{name}: {spec.operands[d[0]].name} {src.name} has a {d[1]}x{d[2]} valid region but "
+            f"dst {node.operands[0].name}'s is {d[3]}x{d[4]}",
+            rule="an elementwise op computes over dst's valid region and reads the same elements of "
+                 "each source; elements outside a source's valid region are unspecified on the NPU",
+            fix="make the sources' valid regions cover dst's (set_valid)")
+    elif code == E.SHAPE:
+        e = ShapeError(
+            f"{name}: the GM view is {d[0]}x{d[1]} (as tile rows x cols) but the tile's valid region "
+            f"is {d[2]}x{d[3]}",
+            rule=f"{name} moves exactly the tile's valid region (pto-isa-semantics 4.2)",
+            fix="make the GM view's extents follow the tile's valid region (or the other way round)")
+    elif code == E.GM_BOUNDS:
+        v = _gm_view(node)
+        what = "the view's last element"
+        if v is not None and 0 <= d[0] < len(v.bounds):
+            what = v.bounds[d[0]][0]
+        tname = f"{v.tensor.name} (shape {tuple(v.tensor.shape)})" if v is not None else "a tensor"
+        e = GMBoundsError(
+            f"{name}: GM view of {tname} out of bounds at run time: {what} = {d[1]}, allowed 0..{d[2]}",
+            rule="a GM view must stay inside its tensor",
+            fix="clamp the window with pto.min(...) and give the tile a matching valid region")
+    elif code == E.SET_VALID:
+        t = node.tile if isinstance(node, SetValid) else None
+        e = ValidRegionError(
+            f"set_valid({t.name if t else '?'}, {d[0]}, {d[1]}): outside the tile's {d[2]}x{d[3]}",
+            rule="the valid region stays inside the tile", fix="clamp the sizes with pto.min(...)")
+    elif code == E.ASSIGN_ALIGN:
+        e = TileAlignmentError(f"TASSIGN({node.tile.name}, {d[0]:#x}): not {d[1]}-byte aligned",
+                               rule=f"on-chip addresses are multiples of {d[1]} bytes (SA-0354)")
+    elif code == E.ASSIGN_CAP:
+        e = TileCapacityError(
+            f"TASSIGN({node.tile.name}, {d[0]:#x}): {d[1]} bytes would end past the space's "
+            f"{d[2]} bytes", rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)")
+    else:
+        e = PtoError(f"simulator fault {code} in {name}")
+    where = f"kernel {kernel}, block {block}, {name}"
+    if node.site is not None:
+        where += f", {node.site}"
+    return e.located(where)
+
+
+__all__ = ["fault", "Assign"]

@@ -1,0 +1,217 @@
+"""Scalar float16 / bfloat16 <-> float32 / float64 bit conversions for numba.
+
+numba has no half-precision arithmetic, so the simulator keeps f16 and bf16
+tiles as raw ``uint16`` bit patterns, widens them to float32 to compute, and
+narrows once at the end.  Everything here is an ``@njit`` scalar function meant
+to be called per element from other ``@njit`` loops: all of them are
+``inline="always"``, branch-light (the special cases compile to selects), and
+``cache=True``-safe (no closures, no mutable globals).
+
+Bit casts are LLVM ``bitcast`` intrinsics (``f32_bits``, ``bits_f32``,
+``f64_bits``, ``bits_f64``): free at run time and usable from any njit code.
+
+Reference semantics (each function is bit-identical to it for every input):
+
+* ``f16_to_f32``  -- ``np.float16 -> np.float32`` (NaN payload and sign kept,
+  signalling NaNs stay signalling).
+* ``f32_to_f16``  -- ``np.float32 -> np.float16``: round to nearest even,
+  overflow to inf, correctly rounded subnormals; NaN keeps its sign and the top
+  10 payload bits (``0x7c00 | sig >> 13``), and becomes ``0x7c01`` if those
+  bits are all zero so it stays a NaN (numpy's software conversion; the quiet
+  bit is not forced).
+* ``f64_to_f16``  -- ``np.float64 -> np.float16``: correctly rounded straight
+  from double (no double rounding through float32); NaN as above from the top
+  10 payload bits of the double.
+* ``bf16_to_f32`` -- ``ml_dtypes.bfloat16 -> np.float32`` (``bits << 16``).
+* ``f32_to_bf16`` -- ``np.float32 -> ml_dtypes.bfloat16``: round to nearest
+  even (subnormals are not flushed); every NaN becomes the quiet NaN
+  ``0x7fc0`` / ``0xffc0`` keeping only the sign.
+* ``f64_to_bf16`` -- ``np.float64 -> ml_dtypes.bfloat16``.  NOTE: ml_dtypes
+  implements this as ``float64 -> float32 -> bfloat16``, i.e. it *does* round
+  twice (``1 + 2**-8 + 2**-30`` gives ``1.0``, not ``1 + 2**-7``); this function
+  reproduces that on purpose so the simulator matches the reference casts.
+* ``f64_to_f32``  -- plain ``np.float32(x)``.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import errors
+from numba.extending import intrinsic
+
+__all__ = [
+    "f32_bits", "bits_f32", "f64_bits", "bits_f64",
+    "f16_to_f32", "f32_to_f16", "f64_to_f16",
+    "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
+    "f64_to_f32",
+]
+
+_JIT = dict(cache=True, inline="always", error_model="numpy")
+
+
+# ---------------------------------------------------------------------------
+# Bit casts (LLVM bitcast; no memory round trip)
+# ---------------------------------------------------------------------------
+
+def _bitcast_to_int(typingctx, x, fty, ity, nbits):
+    if x != fty:
+        raise errors.TypingError(f"expected {fty}, got {x}")
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(nbits))
+
+    return ity(fty), codegen
+
+
+def _bitcast_to_float(typingctx, i, fty, nbits, lltype):
+    if not isinstance(i, types.Integer):
+        raise errors.TypingError(f"expected an integer, got {i}")
+
+    def codegen(context, builder, sig, args):
+        (v,), (ty,) = args, sig.args
+        if ty.bitwidth > nbits:
+            v = builder.trunc(v, ir.IntType(nbits))
+        elif ty.bitwidth < nbits:
+            ext = builder.sext if ty.signed else builder.zext
+            v = ext(v, ir.IntType(nbits))
+        return builder.bitcast(v, lltype)
+
+    return fty(i), codegen
+
+
+@intrinsic
+def f32_bits(typingctx, x):
+    """float32 -> its IEEE bits as uint32."""
+    return _bitcast_to_int(typingctx, x, types.float32, types.uint32, 32)
+
+
+@intrinsic
+def bits_f32(typingctx, i):
+    """Integer (low 32 bits used) -> float32 with those IEEE bits."""
+    return _bitcast_to_float(typingctx, i, types.float32, 32, ir.FloatType())
+
+
+@intrinsic
+def f64_bits(typingctx, x):
+    """float64 -> its IEEE bits as uint64."""
+    return _bitcast_to_int(typingctx, x, types.float64, types.uint64, 64)
+
+
+@intrinsic
+def bits_f64(typingctx, i):
+    """Integer (low 64 bits used) -> float64 with those IEEE bits."""
+    return _bitcast_to_float(typingctx, i, types.float64, 64, ir.DoubleType())
+
+
+# ---------------------------------------------------------------------------
+# Internal helpers.  Arithmetic is done in int64 to stay clear of numba's
+# unsigned/signed promotion rules (uint64 op int64 -> float64).
+# ---------------------------------------------------------------------------
+
+# float32 (113 << 23) == 2**-14, the smallest normal float16.
+_F16_MIN_NORMAL_BITS = 113 << 23
+# float32 bits of 2**16: everything at or above overflows float16 (65520
+# rounds up to inf through the normal path already).
+_F16_OVERFLOW_BITS = 143 << 23
+# float32 0.5: adding it to |x| < 2**-14 puts the float16 subnormal
+# significand (units of 2**-24) in the low mantissa bits, rounded to nearest
+# even by the FPU.
+_DENORM_MAGIC_BITS = 126 << 23
+
+
+@njit(**_JIT)
+def _f32bits_to_f16(u):
+    """Core float32-bits -> float16-bits conversion (int64 in, int64 out)."""
+    sign = (u >> 16) & 0x8000
+    a = u & 0x7FFFFFFF
+    # normal float16: rebias the exponent, round to nearest even on bit 13
+    odd = (a >> 13) & 1
+    normal = (a + (((15 - 127) << 23) + 0xFFF) + odd) >> 13
+    # subnormal float16 / zero: let the FPU round
+    magic = bits_f32(_DENORM_MAGIC_BITS)
+    sub = np.int64(f32_bits(bits_f32(a) + magic)) - _DENORM_MAGIC_BITS
+    # NaN: numpy keeps the top payload bits and forces a non-zero payload
+    nsig = (a & 0x007FFFFF) >> 13
+    nan = 0x7C00 | nsig | (1 if nsig == 0 else 0)
+    h = sub if a < _F16_MIN_NORMAL_BITS else normal
+    h = 0x7C00 if a >= _F16_OVERFLOW_BITS else h
+    h = nan if a > 0x7F800000 else h
+    return h | sign
+
+
+# ---------------------------------------------------------------------------
+# float16
+# ---------------------------------------------------------------------------
+
+@njit(**_JIT)
+def f16_to_f32(h):
+    """float16 bits (uint16) -> float32, exact (NaN payloads kept)."""
+    b = np.int64(h) & 0xFFFF
+    o = (b & 0x7FFF) << 13
+    e = o & (0x1F << 23)
+    o = o + ((127 - 15) << 23)
+    # zero / subnormal: renormalise exactly by subtracting 2**-14
+    sub = np.int64(f32_bits(bits_f32(o + (1 << 23)) - bits_f32(_F16_MIN_NORMAL_BITS)))
+    o = sub if e == 0 else o
+    # inf / NaN: max exponent, payload untouched
+    o = o + ((128 - 16) << 23) if e == (0x1F << 23) else o
+    return bits_f32(o | ((b & 0x8000) << 16))
+
+
+@njit(**_JIT)
+def f32_to_f16(x):
+    """float32 -> float16 bits (uint16), round to nearest even (== numpy)."""
+    return np.uint16(_f32bits_to_f16(np.int64(f32_bits(np.float32(x)))))
+
+
+@njit(**_JIT)
+def f64_to_f16(x):
+    """float64 -> float16 bits (uint16), correctly rounded (== numpy)."""
+    d = np.float64(x)
+    # Round to odd into float32 (truncate, then OR the sticky bit into the
+    # last place).  float32 keeps >= 2 more bits than float16 everywhere in
+    # float16's range, so the final round-to-nearest-even is then exact.
+    f = np.float32(d)
+    fd = np.float64(f)
+    u = np.int64(f32_bits(f))
+    u = u - 1 if abs(fd) > abs(d) else u
+    u = u | 1 if fd != d else u
+    h = _f32bits_to_f16(u)
+    # NaN straight from the double's payload, as numpy does
+    db = np.int64(f64_bits(d))
+    nsig = (db >> 42) & 0x3FF
+    nan = ((db >> 48) & 0x8000) | 0x7C00 | nsig | (1 if nsig == 0 else 0)
+    h = nan if d != d else h
+    return np.uint16(h)
+
+
+# ---------------------------------------------------------------------------
+# bfloat16
+# ---------------------------------------------------------------------------
+
+@njit(**_JIT)
+def bf16_to_f32(h):
+    """bfloat16 bits (uint16) -> float32, exact."""
+    return bits_f32((np.int64(h) & 0xFFFF) << 16)
+
+
+@njit(**_JIT)
+def f32_to_bf16(x):
+    """float32 -> bfloat16 bits (uint16), round to nearest even (== ml_dtypes)."""
+    u = np.int64(f32_bits(np.float32(x)))
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = ((u >> 16) & 0x8000) | 0x7FC0
+    r = nan if (u & 0x7FFFFFFF) > 0x7F800000 else r
+    return np.uint16(r)
+
+
+@njit(**_JIT)
+def f64_to_bf16(x):
+    """float64 -> bfloat16 bits (uint16), via float32 exactly like ml_dtypes."""
+    return f32_to_bf16(np.float32(np.float64(x)))
+
+
+@njit(**_JIT)
+def f64_to_f32(x):
+    """float64 -> float32, round to nearest even."""
+    return np.float32(x)

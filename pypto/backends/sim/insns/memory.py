@@ -1,0 +1,95 @@
+"""5.5 TLOAD / TSTORE between a GM view (5-D shape/stride, element offset) and an ND/DN tile.
+
+Row-major tiles take validRow = s0*s1*s2*s3 rows of s4 elements; column-major tiles the transpose
+(pto-isa-semantics 4.2). TLOAD pads like the NPU: only the tail of the last partial 32-byte block
+of each copied row (column for DN), and only when the tile's pad value is not Null (4.3).
+"""
+from numba import njit
+
+from . import errcodes as E
+
+_J = dict(cache=True, error_model="numpy", nogil=True)
+
+
+@njit(**_J)
+def _check(rowmajor, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+    if rowmajor:
+        rows = s0 * s1 * s2 * s3
+        cols = s4
+    else:
+        rows = s3
+        cols = s0 * s1 * s2 * s4
+    if rows != vr or cols != vc:
+        err[0] = E.SHAPE
+        err[1] = rows
+        err[2] = cols
+        err[3] = vr
+        err[4] = vc
+        return False
+    last = off + (s0 - 1) * t0 + (s1 - 1) * t1 + (s2 - 1) * t2 + (s3 - 1) * t3 + (s4 - 1) * t4
+    if off < 0 or last >= gm_len or s0 < 1 or s1 < 1 or s2 < 1 or s3 < 1 or s4 < 1:
+        err[0] = E.GM_BOUNDS
+        err[1] = -1
+        err[2] = last
+        err[3] = gm_len - 1
+        return False
+    return True
+
+
+@njit(**_J)
+def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
+          gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
+    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
+    for i0 in range(s0):
+        for i1 in range(s1):
+            for i2 in range(s2):
+                for i3 in range(s3):
+                    g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+                    if rowmajor:
+                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * drs
+                        if dcs == 1 and t4 == 1:
+                            for c in range(s4):
+                                dst[base + c] = gm[g + c]
+                        else:
+                            for c in range(s4):
+                                dst[base + c * dcs] = gm[g + c * t4]
+                    else:
+                        for i4 in range(s4):
+                            col = ((i0 * s1 + i1) * s2 + i2) * s4 + i4
+                            dst[i3 * drs + col * dcs] = gm[g + i4 * t4]
+    if pad_on:
+        if rowmajor:
+            end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
+            for r in range(vr):
+                for c in range(vc, end):
+                    dst[r * drs + c * dcs] = pad
+        else:
+            end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
+            for c in range(vc):
+                for r in range(vr, end):
+                    dst[r * drs + c * dcs] = pad
+
+
+@njit(**_J)
+def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4,
+           src, srs, scs, vr, vc, rowmajor, err):
+    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
+    for i0 in range(s0):
+        for i1 in range(s1):
+            for i2 in range(s2):
+                for i3 in range(s3):
+                    g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+                    if rowmajor:
+                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * srs
+                        if scs == 1 and t4 == 1:
+                            for c in range(s4):
+                                gm[g + c] = src[base + c]
+                        else:
+                            for c in range(s4):
+                                gm[g + c * t4] = src[base + c * scs]
+                    else:
+                        for i4 in range(s4):
+                            col = ((i0 * s1 + i1) * s2 + i2) * s4 + i4
+                            gm[g + i4 * t4] = src[i3 * srs + col * scs]

@@ -1,0 +1,82 @@
+"""Scalar operations and element codecs, passed as first-class functions into the loop kernels.
+
+A codec is (load, store): load widens stored bits to the compute type (f16/bf16 -> f32), store
+narrows with one round-to-nearest-even. Integer results wrap on store, as the NPU's do.
+"""
+import numpy as np
+from numba import njit
+
+from .floatbits import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16, f64_to_f16  # noqa: F401
+
+_J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
+
+
+@njit(**_J)
+def ident(x):
+    return x
+
+
+@njit(**_J)
+def add(x, y):
+    return x + y
+
+
+@njit(**_J)
+def sub(x, y):
+    return x - y
+
+
+@njit(**_J)
+def mul(x, y):
+    return x * y
+
+
+@njit(**_J)
+def div(x, y):
+    return x / y
+
+
+@njit(**_J)
+def idiv(x, y):
+    # C-style division truncating toward zero; x / 0 gives -1 (all ones), pypto's choice
+    if y == 0:
+        return -1
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+@njit(**_J)
+def fmax(x, y):
+    # NaN propagates from either side; ties keep x (numpy's maximum)
+    return x if (x >= y or x != x) else y
+
+
+@njit(**_J)
+def fmin(x, y):
+    return x if (x <= y or x != x) else y
+
+
+@njit(**_J)
+def imax(x, y):
+    return x if x >= y else y
+
+
+@njit(**_J)
+def imin(x, y):
+    return x if x <= y else y
+
+
+@njit(**_J)
+def f32(x):
+    return np.float32(x)
+
+
+@njit(**_J)
+def scalar_f16(x):
+    """A runtime scalar converted to f16 (one rounding from double), widened to the f32 compute type."""
+    return f16_to_f32(f64_to_f16(x))
+
+
+@njit(**_J)
+def scalar_bf16(x):
+    return bf16_to_f32(f64_to_bf16(x))

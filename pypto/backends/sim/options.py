@@ -1,0 +1,39 @@
+"""Every simulator knob in one frozen, validated options object (Pallas' InterpretParams pattern).
+Environment variables only give defaults, read once when the options are made."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ...errors import PtoError
+
+
+def _env_mode() -> str:
+    return os.environ.get("PYPTO_SIM_MODE", "compiled")
+
+
+def _env_cache() -> str:
+    return os.environ.get("PYPTO_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pypto", "kernels")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimOptions:
+    """mode: "compiled" (whole kernel -> one numba function) or "eager" (Python body, instruction by
+    instruction; print/breakpoint work). uninit_byte: the byte fresh on-chip and GM memory holds
+    (0xFF reads as NaN in float tiles, -1 in int tiles). devices: simulated device count.
+    cache_dir: where compiled kernels are cached across processes (PYPTO_CACHE_DIR)."""
+    mode: str = field(default_factory=_env_mode)
+    uninit_byte: int = 0xFF
+    devices: int = 1
+    cache_dir: str = field(default_factory=_env_cache)
+
+    def __post_init__(self):
+        if self.mode not in ("compiled", "eager"):
+            raise PtoError(f"SimOptions(mode={self.mode!r}) unknown",
+                           rule="mode is 'compiled' or 'eager' (PYPTO_SIM_MODE)",
+                           fix="use SimOptions(mode='eager') to debug, 'compiled' for speed")
+        if not 0 <= self.uninit_byte <= 255:
+            raise PtoError(f"SimOptions(uninit_byte={self.uninit_byte}) is not a byte value")
+        if self.devices < 1:
+            raise PtoError(f"SimOptions(devices={self.devices}) must be >= 1")

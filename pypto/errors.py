@@ -1,0 +1,154 @@
+"""One exception hierarchy: every error a user can cause is a PtoError subclass.
+
+Each error says what was wrong, which rule it broke and how to fix it; errors raised while
+running a kernel also say where (kernel, block, instruction, source line).
+"""
+from __future__ import annotations
+
+
+class PtoError(Exception):
+    """Base of every pypto error. ``rule`` names the broken rule, ``fix`` says what to do."""
+
+    def __init__(self, message: str, *, rule: str | None = None, fix: str | None = None,
+                 where: str | None = None):
+        self.message = message
+        self.rule = rule
+        self.fix = fix
+        self.where = where
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [self.message]
+        if self.where:
+            parts.insert(0, f"[{self.where}]")
+        if self.rule:
+            parts.append(f"Rule: {self.rule}")
+        if self.fix:
+            parts.append(f"Fix: {self.fix}")
+        return "\n  ".join(parts) if len(parts) > 1 else parts[0]
+
+    def located(self, where: str) -> "PtoError":
+        """Return the same error with a location prefix (kernel, block, instruction, line)."""
+        if self.where:
+            where = f"{where}; {self.where}"
+        self.where = where
+        self.args = (self._render(),)
+        return self
+
+
+# -- runtime and session ---------------------------------------------------------------------
+class NotInitializedError(PtoError):
+    """pypto.init() was not called (or finalize() was)."""
+
+
+class BackendUnavailableError(PtoError):
+    """The requested backend cannot run here; the message lists every missing prerequisite."""
+
+
+class SocError(PtoError):
+    """Unknown SoC profile name."""
+
+
+class DeviceError(PtoError):
+    """Bad device index or device selection."""
+
+
+# -- instructions at the seed level -----------------------------------------------------------
+class InsnNotFoundError(PtoError):
+    """load_insn() was given a name that is not loaded."""
+
+
+class OperandError(PtoError):
+    """An instruction operand is missing, out of range or of the wrong kind."""
+
+
+class OperandIndexError(OperandError):
+    """set_operand() index outside 0..num_operands-1."""
+
+
+class OperandNotSetError(OperandError):
+    """execute() with an operand slot never bound."""
+
+
+class HostMemoryError(OperandError):
+    """A host (numpy) array was passed where device memory is required (strict mode)."""
+
+
+# -- types and shapes ---------------------------------------------------------------------------
+class DTypeError(PtoError):
+    """An element type that PTO (or this instruction on this SoC) does not allow."""
+
+
+class DTypeMismatchError(DTypeError):
+    """Operands whose element types must agree do not."""
+
+
+class ShapeError(PtoError):
+    """Shapes that must agree do not, or a shape is not allowed."""
+
+
+# -- device (GM) memory --------------------------------------------------------------------------
+class DeviceMemoryError(PtoError):
+    """Base of GM (device memory) errors."""
+
+
+class OutOfDeviceMemoryError(DeviceMemoryError):
+    """An allocation does not fit in the SoC's GM capacity."""
+
+
+class UseAfterFreeError(DeviceMemoryError):
+    """A freed device tensor was used."""
+
+
+class GMBoundsError(DeviceMemoryError):
+    """A GM view reaches outside the tensor it views."""
+
+
+# -- tiles and on-chip memory ---------------------------------------------------------------------
+class TileError(PtoError):
+    """Base of tile declaration and placement errors."""
+
+
+class TileShapeError(TileError):
+    """A tile shape breaks the 32-byte / boxed-shape rules (pto-isa-semantics section 3.2)."""
+
+
+class TileCapacityError(TileError):
+    """A tile does not fit in its on-chip memory space."""
+
+
+class TileAlignmentError(TileError):
+    """A tile address is not aligned to the space's alignment."""
+
+
+class ValidRegionError(TileError):
+    """A valid region is out of range or does not match what the instruction needs."""
+
+
+class LocationError(TileError):
+    """A tile lives in a memory space the instruction cannot use."""
+
+
+# -- kernels -------------------------------------------------------------------------------------
+class KernelError(PtoError):
+    """Misuse of the kernel DSL."""
+
+
+class DslContextError(KernelError):
+    """A pypto.pto function was called outside an @pypto.kernel body."""
+
+
+class TraceError(KernelError):
+    """The kernel body did something that cannot be traced (e.g. Python `if` on a runtime value)."""
+
+
+class NotSimulatedError(PtoError):
+    """The instruction is in the ISA table but its semantics are not built on this backend yet."""
+
+
+class VerifyError(KernelError):
+    """The IR verifier found an illegal instruction use."""
+
+
+__all__ = [name for name, obj in dict(globals()).items()
+           if isinstance(obj, type) and issubclass(obj, PtoError)]

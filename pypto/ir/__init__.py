@@ -1,0 +1,1 @@
+"""Kernel IR: nodes, verifier, printer."""

@@ -1,0 +1,365 @@
+"""Kernel IR: scalar expressions, typed tiles, GM views, instruction nodes, loops and sync.
+
+The IR is small and explicit so that every consumer (verifier, simulator, printer, C++ emitter)
+is a plain function over it. Tracing builds it; eager mode builds the same nodes one at a time.
+"""
+from __future__ import annotations
+
+import itertools
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ..errors import TraceError
+
+# -- scalar expressions ----------------------------------------------------------------------------
+
+_FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+         "%": operator.mod, "min": min, "max": max}
+
+
+class Expr:
+    """A runtime scalar (index arithmetic). Python operators build new expressions."""
+
+    dtype: str = "i64"
+
+    def __add__(self, o): return binop("+", self, o)
+    def __radd__(self, o): return binop("+", o, self)
+    def __sub__(self, o): return binop("-", self, o)
+    def __rsub__(self, o): return binop("-", o, self)
+    def __mul__(self, o): return binop("*", self, o)
+    def __rmul__(self, o): return binop("*", o, self)
+    def __floordiv__(self, o): return binop("//", self, o)
+    def __rfloordiv__(self, o): return binop("//", o, self)
+    def __mod__(self, o): return binop("%", self, o)
+    def __rmod__(self, o): return binop("%", o, self)
+    def __neg__(self): return binop("-", 0, self)
+
+    def __truediv__(self, o):
+        raise TraceError("`/` on a runtime scalar is not supported inside a kernel",
+                         rule="kernel index arithmetic is integer: + - * // %",
+                         fix="use `//` for index arithmetic")
+
+    __rtruediv__ = __truediv__
+
+    def __bool__(self):
+        raise TraceError(f"the runtime value `{self}` has no truth value while tracing",
+                         rule="Python `if`/`while`/`and`/`or` run at trace time; runtime values are "
+                              "only known when the kernel runs",
+                         fix="use pto.min/pto.max and valid regions for tails, pto.range for loops, "
+                             "or run the kernel with mode='eager' to use Python control flow")
+
+    def __index__(self):
+        raise TraceError(f"the runtime value `{self}` cannot be used as a Python int while tracing",
+                         rule="plain `range()` and Python indexing unroll at trace time and need "
+                              "trace-time constants",
+                         fix="use pto.range(...) for a runtime loop")
+
+    def __hash__(self):
+        return id(self)
+
+
+@dataclass(eq=False, repr=False)
+class Var(Expr):
+    """A named runtime value: a scalar parameter, a dynamic shape, a loop index, block id, valid size."""
+    name: str
+    kind: str          # "scalar" | "shape" | "loop" | "block_idx" | "block_num" | "valid"
+    dtype: str = "i64"
+
+    def __repr__(self):
+        return self.name
+
+
+@dataclass(eq=False, repr=False)
+class BinOp(Expr):
+    op: str
+    lhs: "ExprLike"
+    rhs: "ExprLike"
+    dtype: str = "i64"
+
+    def __repr__(self):
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.lhs!r}, {self.rhs!r})"
+        return f"({self.lhs!r} {self.op} {self.rhs!r})"
+
+
+ExprLike = Union[int, float, Expr]
+
+
+def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
+    """Build ``a op b``, folding constants and trivial identities."""
+    for x in (a, b):
+        if not isinstance(x, (int, float, Expr)) or isinstance(x, bool):
+            raise TraceError(f"cannot combine {type(x).__name__} {x!r} with a runtime scalar",
+                             rule="kernel scalars are ints, floats or runtime scalar expressions")
+    if not isinstance(a, Expr) and not isinstance(b, Expr):
+        r = _FOLD[op](a, b)
+        if isinstance(r, int) and not isinstance(r, RtInt) and (isinstance(a, RtInt) or isinstance(b, RtInt)):
+            r = RtInt(r)
+        return r
+    if op == "+" and b == 0 and not isinstance(b, Expr):
+        return a
+    if op == "+" and a == 0 and not isinstance(a, Expr):
+        return b
+    if op == "*" and not isinstance(b, Expr) and b == 1:
+        return a
+    if op == "*" and not isinstance(a, Expr) and a == 1:
+        return b
+    if op == "*" and ((not isinstance(a, Expr) and a == 0) or (not isinstance(b, Expr) and b == 0)):
+        return 0
+    if op == "-" and not isinstance(b, Expr) and b == 0:
+        return a
+    if op in ("//",) and not isinstance(b, Expr) and b == 1:
+        return a
+    dt = "f64" if "f64" in (getattr(a, "dtype", _lit_dtype(a)), getattr(b, "dtype", _lit_dtype(b))) else "i64"
+    return BinOp(op, a, b, dt)
+
+
+def _lit_dtype(x):
+    return "f64" if isinstance(x, float) else "i64"
+
+
+class RtInt(int):
+    """Eager mode's stand-in for a runtime scalar: a real int that remembers it is a runtime value,
+    so eager and compiled runs make the same static/dynamic decisions (valid regions, checks)."""
+
+    def _w(op):
+        def f(self, o):
+            r = op(int(self), o if not isinstance(o, RtInt) else int(o))
+            return RtInt(r) if isinstance(r, int) else r
+        return f
+
+    def _rw(op):
+        def f(self, o):
+            r = op(o, int(self))
+            return RtInt(r) if isinstance(r, int) else r
+        return f
+
+    __add__, __sub__, __mul__ = _w(operator.add), _w(operator.sub), _w(operator.mul)
+    __floordiv__, __mod__ = _w(operator.floordiv), _w(operator.mod)
+    __radd__, __rsub__, __rmul__ = _rw(operator.add), _rw(operator.sub), _rw(operator.mul)
+    __rfloordiv__, __rmod__ = _rw(operator.floordiv), _rw(operator.mod)
+
+    def __neg__(self):
+        return RtInt(-int(self))
+
+    def __repr__(self):
+        return int.__repr__(self)
+
+    del _w, _rw
+
+
+class RtFloat(float):
+    """Eager mode's stand-in for a runtime float scalar parameter."""
+
+
+def is_runtime(x: Any) -> bool:
+    """True for values known only when the kernel runs (IR expressions, or their eager values)."""
+    return isinstance(x, (Expr, RtInt, RtFloat))
+
+
+def is_static(x: Any) -> bool:
+    return not isinstance(x, Expr)
+
+
+def free_vars(x: ExprLike) -> set[Var]:
+    if isinstance(x, Var):
+        return {x}
+    if isinstance(x, BinOp):
+        return free_vars(x.lhs) | free_vars(x.rhs)
+    return set()
+
+
+# -- types -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TileType:
+    """Everything static about a tile (pto::Tile template arguments)."""
+    loc: str
+    dtype: Any            # pypto.dtypes.DType
+    rows: int
+    cols: int
+    blayout: str = "RowMajor"      # RowMajor | ColMajor
+    slayout: str = "NoneBox"       # NoneBox | RowMajor | ColMajor
+    fractal: int = 512
+    pad: str = "Null"              # Null | Zero | Min | Max
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.dtype.itemsize
+
+    @property
+    def numel(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def layout_name(self) -> str:
+        if self.slayout == "NoneBox":
+            return "ND" if self.blayout == "RowMajor" else "DN"
+        return {("RowMajor", "RowMajor"): "Zz", ("ColMajor", "RowMajor"): "Nz",
+                ("RowMajor", "ColMajor"): "Zn", ("ColMajor", "ColMajor"): "Nn"}[(self.blayout, self.slayout)]
+
+    @property
+    def strides(self) -> tuple[int, int]:
+        """(row stride, col stride) in elements for unboxed layouts."""
+        return (self.cols, 1) if self.blayout == "RowMajor" else (1, self.rows)
+
+    def __str__(self) -> str:
+        return (f"{self.loc}<{self.dtype.short}, {self.rows}x{self.cols}, {self.layout_name}"
+                f"{'' if self.pad == 'Null' else ', pad=' + self.pad}>")
+
+
+_tile_ids = itertools.count()
+
+
+@dataclass(eq=False)
+class TileVar:
+    """One tile in a kernel. ``valid`` holds ints (static) or Vars (dynamic, changed by SetValid)."""
+    type: TileType
+    valid: tuple[ExprLike, ExprLike]
+    dynamic: bool
+    name: str
+    id: int = field(default_factory=lambda: next(_tile_ids))
+    addr: int | None = None        # byte address in its space once placed
+    manual: bool = False           # placed by TASSIGN
+
+    def __repr__(self):
+        return f"%{self.name}"
+
+
+@dataclass(eq=False)
+class TensorParam:
+    """A GM tensor kernel parameter. shape entries are ints or Vars (dynamic_shapes)."""
+    name: str
+    index: int
+    dtype: Any
+    shape: tuple[ExprLike, ...]
+
+    @property
+    def strides(self) -> tuple[ExprLike, ...]:
+        st: list[ExprLike] = []
+        acc: ExprLike = 1
+        for d in reversed(self.shape):
+            st.append(acc)
+            acc = binop("*", acc, d)
+        return tuple(reversed(st))
+
+    @property
+    def numel(self) -> ExprLike:
+        acc: ExprLike = 1
+        for d in self.shape:
+            acc = binop("*", acc, d)
+        return acc
+
+    def __repr__(self):
+        return f"%{self.name}"
+
+
+@dataclass(eq=False)
+class ScalarParam:
+    name: str
+    index: int
+    var: Var
+
+
+@dataclass(eq=False)
+class GmView:
+    """A 5-D window on a tensor parameter (pto::GlobalTensor): element offset, shape, strides.
+
+    ``bounds`` lists (what, value, limit) facts that must hold (0 <= value <= limit) for the view
+    to stay inside its tensor; static ones are checked when built, the rest at run time.
+    """
+    tensor: TensorParam
+    offset: ExprLike
+    shape: tuple[ExprLike, ExprLike, ExprLike, ExprLike, ExprLike]
+    strides: tuple[ExprLike, ExprLike, ExprLike, ExprLike, ExprLike]
+    layout: str = "ND"
+    bounds: tuple[tuple[str, ExprLike, ExprLike], ...] = ()
+
+    def __repr__(self):
+        shp = "x".join(str(s) for s in self.shape)
+        return f"{self.tensor!r}[off={self.offset!r}, shape={shp}]"
+
+
+# -- statements -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Site:
+    """Where in the user's kernel source a node came from."""
+    filename: str
+    lineno: int
+    line: str
+    function: str
+
+    def __str__(self):
+        return f"{self.filename}:{self.lineno} in {self.function}: {self.line.strip()}"
+
+
+@dataclass(eq=False)
+class Stmt:
+    site: Site | None = field(default=None, kw_only=True)
+
+
+@dataclass(eq=False)
+class InstrNode(Stmt):
+    """One PTO instruction. operands follow the table's order; params are mode parameters."""
+    name: str
+    operands: tuple[Any, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class SetValid(Stmt):
+    tile: TileVar
+    rows: ExprLike
+    cols: ExprLike
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    """TASSIGN: place a tile at a byte address of its space."""
+    tile: TileVar
+    addr: int
+
+
+@dataclass(eq=False)
+class Sync(Stmt):
+    kind: str                    # "set_flag" | "wait_flag" | "pipe_barrier"
+    src: str | None
+    dst: str | None
+    event: int | None
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    var: Var
+    start: ExprLike
+    stop: ExprLike
+    step: ExprLike
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Kernel:
+    name: str
+    params: list[TensorParam | ScalarParam]
+    tiles: list[TileVar]
+    body: list[Stmt]
+    soc: str
+    source: str = ""              # qualified name / file of the Python function
+
+    @property
+    def tensor_params(self) -> list[TensorParam]:
+        return [p for p in self.params if isinstance(p, TensorParam)]
+
+    @property
+    def scalar_params(self) -> list[ScalarParam]:
+        return [p for p in self.params if isinstance(p, ScalarParam)]
+
+
+def walk(stmts: list[Stmt]):
+    """Yield every statement, depth first."""
+    for s in stmts:
+        yield s
+        if isinstance(s, For):
+            yield from walk(s.body)

@@ -1,0 +1,74 @@
+"""Print a Kernel as readable PTO-style text (level-2, destination first)."""
+from __future__ import annotations
+
+from .nodes import (Assign, BinOp, For, GmView, InstrNode, Kernel, ScalarParam, SetValid, Sync,
+                    TensorParam, TileVar, Var)
+
+
+def expr(x) -> str:
+    if isinstance(x, Var):
+        return f"%{x.name}"
+    if isinstance(x, BinOp):
+        if x.op in ("min", "max"):
+            return f"{x.op}({expr(x.lhs)}, {expr(x.rhs)})"
+        return f"({expr(x.lhs)} {x.op} {expr(x.rhs)})"
+    return repr(x)
+
+
+def operand(x) -> str:
+    if isinstance(x, TileVar):
+        return f"%{x.name}"
+    if isinstance(x, GmView):
+        shp = "x".join(expr(s) for s in x.shape)
+        std = ", ".join(expr(s) for s in x.strides)
+        return f"%{x.tensor.name}[off {expr(x.offset)}, shape {shp}, stride ({std}), {x.layout}]"
+    return expr(x)
+
+
+def _tile_decl(t: TileVar) -> str:
+    ty = t.type
+    valid = "x".join(expr(v) for v in t.valid) if not t.dynamic else "?x?"
+    addr = f" @ {t.addr:#x}" if t.addr is not None else ""
+    how = " (TASSIGN)" if t.manual else ""
+    return (f"%{t.name} = alloc_tile !pto.tile_buf<{ty.loc}, {ty.dtype.short}, {ty.rows}, {ty.cols}, "
+            f"valid {valid}, {ty.layout_name}, pad {ty.pad}>{addr}{how}")
+
+
+def _stmts(stmts, indent: int, out: list[str]) -> None:
+    pad = "  " * indent
+    for s in stmts:
+        if isinstance(s, InstrNode):
+            ops = ", ".join(operand(o) for o in s.operands)
+            params = ""
+            if s.params:
+                params = " {" + ", ".join(f"{k} = {v}" for k, v in s.params.items()) + "}"
+            out.append(f"{pad}pto.{s.name.lower()} {ops}{params}")
+        elif isinstance(s, SetValid):
+            out.append(f"{pad}pto.set_valid %{s.tile.name}, {expr(s.rows)}, {expr(s.cols)}")
+        elif isinstance(s, Assign):
+            out.append(f"{pad}pto.tassign %{s.tile.name}, {s.addr:#x}")
+        elif isinstance(s, Sync):
+            if s.kind == "pipe_barrier":
+                out.append(f"{pad}pto.barrier PIPE_{s.src}")
+            else:
+                out.append(f"{pad}pto.{s.kind} PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}")
+        elif isinstance(s, For):
+            out.append(f"{pad}for %{s.var.name} = {expr(s.start)} to {expr(s.stop)} step {expr(s.step)} {{")
+            _stmts(s.body, indent + 1, out)
+            out.append(f"{pad}}}")
+
+
+def print_kernel(k: Kernel) -> str:
+    params = []
+    for p in k.params:
+        if isinstance(p, TensorParam):
+            shp = "x".join(expr(d) for d in p.shape)
+            params.append(f"%{p.name}: !pto.gm<{shp}x{p.dtype.short}>")
+        elif isinstance(p, ScalarParam):
+            params.append(f"%{p.name}: {p.var.dtype}")
+    out = [f"// soc {k.soc}", f"kernel @{k.name}({', '.join(params)}) {{"]
+    for t in k.tiles:
+        out.append("  " + _tile_decl(t))
+    _stmts(k.body, 1, out)
+    out.append("}")
+    return "\n".join(out) + "\n"

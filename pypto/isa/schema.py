@@ -1,0 +1,110 @@
+"""The shape of one ISA table entry. Everything about an instruction that is a fact, not code.
+
+Opcode map (stable, documented in docs/isa-opcodes.md): 0x1000 + 0x100 * category + index.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+PIPES = ("S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX", "ALL")
+
+CATEGORY_BASE = {
+    "elementwise": 0x1000,   # 5.2 tile-tile
+    "tile_scalar": 0x1100,   # 5.3
+    "reduce_expand": 0x1200, # 5.4
+    "memory": 0x1300,        # 5.5 GM <-> tile
+    "matmul": 0x1400,        # 5.6 / 6
+    "movement": 0x1500,      # 5.7 data movement / layout
+    "complex": 0x1600,       # 5.8
+    "sync": 0x1700,          # 5.1 synchronisation and manual binding
+    "comm": 0x1800,          # 5.10 communication
+    "intrinsic": 0x1900,     # 5.11 intrinsics without an ISA page
+}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand slot, in PTO order (destination first).
+
+    kind: "tile" | "gm" | "scalar"; role: "out" | "in" | "inout" | "tmp".
+    locs: legal tile locations. group: operands with the same group letter share a dtype;
+    group None means the operand's dtype is given by ``Instr.dtypes`` combinations or free.
+    """
+    name: str
+    kind: str = "tile"
+    role: str = "in"
+    locs: tuple[str, ...] = ("Vec",)
+    group: str | None = "T"
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    """A compile-time mode parameter (CmpMode, RoundMode, ...) with its legal values and default."""
+    name: str
+    type: str
+    values: tuple[Any, ...] = ()
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One PTO instruction.
+
+    dtypes: per SoC profile, the legal element types of group "T" as dtype short names
+    ("f32", "i16", ...), or, for instructions whose operands differ in type, tuples giving one
+    dtype per operand in ``operands`` order (use None for non-tile/free operands).
+    pipe: the pipe per SoC profile (a plain string applies to every profile).
+    """
+    name: str
+    opcode: int
+    category: str
+    summary: str
+    operands: tuple[Operand, ...]
+    dtypes: Mapping[str, tuple[Any, ...]]
+    pipe: str | Mapping[str, str] = "V"
+    params: tuple[Param, ...] = ()
+    seed: str | None = None              # load_insn name, e.g. "add"
+    domain: str = "dst"                  # iteration domain: dst / src valid region
+    notes: tuple[str, ...] = field(default=())
+    spec_ref: str = ""                   # section of pto-isa-semantics.md
+
+    def pipe_on(self, soc: str) -> str:
+        if isinstance(self.pipe, str):
+            return self.pipe
+        return self.pipe[soc]
+
+    def dtypes_on(self, soc: str) -> tuple[Any, ...]:
+        return tuple(self.dtypes.get(soc, ()))
+
+    @property
+    def num_operands(self) -> int:
+        return len(self.operands)
+
+    @property
+    def outputs(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.role in ("out", "inout"))
+
+    @property
+    def inputs(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.role in ("in", "inout"))
+
+
+def both(*dts: str) -> dict[str, tuple[str, ...]]:
+    """Same dtype list on both SoC profiles."""
+    return {"a2a3": tuple(dts), "a5": tuple(dts)}
+
+
+def per_soc(a2a3: str, a5: str) -> dict[str, tuple[str, ...]]:
+    """Dtype lists written as space-separated short names, per SoC."""
+    return {"a2a3": tuple(a2a3.split()), "a5": tuple(a5.split())}
+
+
+# Operand shorthands used by the category modules.
+DST = Operand("dst", role="out")
+SRC = Operand("src")
+SRC0 = Operand("src0")
+SRC1 = Operand("src1")
+SCALAR = Operand("scalar", kind="scalar", locs=(), group=None)
+TMP = Operand("tmp", role="tmp")

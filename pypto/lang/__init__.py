@@ -1,0 +1,1 @@
+"""The kernel DSL: Tile, GM views, pto.* instruction functions, @kernel."""

@@ -1,0 +1,149 @@
+"""The kernel DSL namespace, mirroring the PTO C++ API: ``from pypto import pto``.
+
+Instruction functions are generated from the ISA table (PTO names, destination first);
+instructions without semantics on the active backend raise NotSimulatedError when called.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Iterator
+
+from .. import dtypes as _D
+from ..errors import KernelError as _KernelError
+from ..ir.nodes import ExprLike, GmView, binop as _binop, is_runtime as _is_runtime
+from ..isa import TABLE as _TABLE
+from ..isa.schema import PIPES as _PIPES
+from . import builder as _B
+from . import semantic as _S
+from .tile import GmTensor, Tile
+
+# -- locations, layouts, pads ---------------------------------------------------------------------
+Vec, Mat, Left, Right, Acc, Bias, Scaling = "Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling"
+ScaleLeft, ScaleRight = "ScaleLeft", "ScaleRight"
+RowMajor, ColMajor, NoneBox = "RowMajor", "ColMajor", "NoneBox"
+PadNull, PadZero, PadMin, PadMax = "Null", "Zero", "Min", "Max"
+ND, DN, NZ = "ND", "DN", "NZ"
+DYNAMIC = _S.DYNAMIC
+
+# -- element types (same objects as pypto.float32, ...) -----------------------------------------
+float16, bfloat16, float32 = _D.float16, _D.bfloat16, _D.float32
+int8, uint8, int16, uint16 = _D.int8, _D.uint8, _D.int16, _D.uint16
+int32, uint32, int64, uint64 = _D.int32, _D.uint32, _D.int64, _D.uint64
+float8_e4m3, float8_e5m2 = _D.float8_e4m3, _D.float8_e5m2
+
+# -- pipes and events ----------------------------------------------------------------------------
+PIPE_S, PIPE_V, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_M, PIPE_FIX, PIPE_ALL = _PIPES
+EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 = range(8)
+
+
+# -- control ----------------------------------------------------------------------------------------
+def range(start: ExprLike, stop: ExprLike | None = None, step: ExprLike = 1) -> Iterator[ExprLike]:  # noqa: A001
+    """A runtime loop (one IR loop, not unrolled). Plain Python ``range`` unrolls at trace time."""
+    b = _B.current("pto.range")
+    if stop is None:
+        start, stop = 0, start
+    for n, v in (("start", start), ("stop", stop), ("step", step)):
+        _S.require_kernel_scalar(v, f"pto.range {n}")
+    return b.range(start, stop, step)
+
+
+def block_idx() -> ExprLike:
+    """This block's index in 0..block_num()-1 (get_block_idx)."""
+    return _B.current("pto.block_idx").block_idx()
+
+
+def block_num() -> ExprLike:
+    """The launch's block count (get_block_num)."""
+    return _B.current("pto.block_num").block_num()
+
+
+def min(a: ExprLike, b: ExprLike) -> ExprLike:  # noqa: A001
+    """Runtime-scalar minimum (clamps tails)."""
+    return _binop("min", a, b)
+
+
+def max(a: ExprLike, b: ExprLike) -> ExprLike:  # noqa: A001
+    """Runtime-scalar maximum."""
+    return _binop("max", a, b)
+
+
+def GlobalTensor(t: GmTensor, shape, stride, offset: ExprLike = 0, layout: str = "ND") -> GmView:  # noqa: N802
+    """pto::GlobalTensor: a 5-D (shape, stride in elements) window on a GM tensor parameter."""
+    _B.current("pto.GlobalTensor")
+    if not isinstance(t, GmTensor):
+        raise _KernelError(f"pto.GlobalTensor: {t!r} is not a kernel tensor parameter")
+    return _S.global_tensor(t._param, tuple(shape), tuple(stride), offset, layout, _B.user_site())
+
+
+# -- sync ---------------------------------------------------------------------------------------------
+def _pipe(p: Any, what: str) -> str:
+    if p not in _PIPES:
+        raise _KernelError(f"{what}: {p!r} is not a pipe", rule=f"pipes are pto.PIPE_{', pto.PIPE_'.join(_PIPES)}")
+    return p
+
+
+def _sync(kind: str, src, dst, event) -> None:
+    from ..ir.nodes import Sync
+    b = _B.current(f"pto.{kind}")
+    site = _B.user_site()
+    try:
+        src = _pipe(src, f"pto.{kind} src")
+        if kind != "pipe_barrier":
+            dst = _pipe(dst, f"pto.{kind} dst")
+            if src == dst or "ALL" in (src, dst):
+                raise _KernelError(f"pto.{kind}(PIPE_{src}, PIPE_{dst}, ...): a flag joins two different pipes",
+                                   rule="set_flag/wait_flag order one pipe after another; use "
+                                        "pto.pipe_barrier(pipe) within a pipe")
+            if isinstance(event, bool) or not isinstance(event, int) or not 0 <= event < 8:
+                raise _KernelError(f"pto.{kind}: event id {event!r} outside EVENT_ID0..EVENT_ID7",
+                                   rule="8 event ids per (src, dst) pipe pair")
+    except _KernelError as e:
+        raise (e.located(str(site)) if site else e) from None
+    b.emit(Sync(kind, src, dst, event, site=site))
+
+
+def set_flag(src: str, dst: str, event_id: int) -> None:
+    """Signal from pipe ``src`` to pipe ``dst`` (recorded; the hazard checker comes later)."""
+    _sync("set_flag", src, dst, event_id)
+
+
+def wait_flag(src: str, dst: str, event_id: int) -> None:
+    """Make pipe ``dst`` wait for the matching set_flag from ``src``."""
+    _sync("wait_flag", src, dst, event_id)
+
+
+def pipe_barrier(pipe: str) -> None:
+    """Order everything issued so far on ``pipe`` before what follows."""
+    _sync("pipe_barrier", pipe, None, None)
+
+
+# -- instructions -----------------------------------------------------------------------------------
+def TASSIGN(tile: Tile, addr: ExprLike) -> None:  # noqa: N802
+    """Place ``tile`` at byte address ``addr`` of its on-chip space (manual mode)."""
+    if not isinstance(tile, Tile):
+        raise _KernelError(f"TASSIGN: {tile!r} is not a pto.Tile",
+                           rule="this version binds tiles; GM tensors are bound by the launch")
+    _S.assign(tile._tv, addr, _B.user_site())
+
+
+def _make(name: str):
+    spec = _TABLE[name]
+
+    def instruction(*operands: Any, **params: Any) -> None:
+        _S.instr(name, operands, params, _B.user_site())
+
+    instruction.__name__ = instruction.__qualname__ = name
+    ops = ", ".join(o.name for o in spec.operands)
+    instruction.__doc__ = f"{name}({ops}): {spec.summary}  [opcode {spec.opcode:#06x}, pipe {spec.pipe}]"
+    instruction.__signature__ = inspect.Signature(
+        [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_ONLY) for o in spec.operands] +
+        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in spec.params])
+    return instruction
+
+
+for _name in _TABLE:
+    if _name not in globals():
+        globals()[_name] = _make(_name)
+del _name
+
+__all__ = [n for n in globals() if not n.startswith("_")]

@@ -1,0 +1,80 @@
+"""The tracer: the builder that records a kernel body as IR (compiled mode and kern.ir())."""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from ..errors import TraceError
+from ..ir.nodes import ExprLike, For, Stmt, TileVar, Var, is_static
+from ..isa.soc import SocProfile
+from .builder import Builder
+from .semantic import Placement
+
+
+class TraceBuilder(Builder):
+    eager = False
+
+    def __init__(self, soc: SocProfile, supports: Callable[[str], bool]):
+        self.soc = soc
+        self._supports = supports
+        self.blocks: list[list[Stmt]] = [[]]
+        self.tiles: list[TileVar] = []
+        self.tile_names: set[str] = set()
+        self.placement = Placement(soc)
+        self._loops = 0
+        self._bidx = Var("block_idx", "block_idx")
+        self._bnum = Var("block_num", "block_num")
+
+    def supports(self, name: str) -> bool:
+        return self._supports(name)
+
+    def emit(self, stmt: Stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    def new_tile(self, tile: TileVar) -> None:
+        self.tiles.append(tile)
+
+    def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:
+        return (Var(f"vr_{tile.id}", "valid"), Var(f"vc_{tile.id}", "valid"))
+
+    def block_idx(self) -> ExprLike:
+        return self._bidx
+
+    def block_num(self) -> ExprLike:
+        return self._bnum
+
+    def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
+        if is_static(step) and step == 0:
+            raise TraceError("pto.range step is 0", rule="a loop step must be non-zero")
+        var = Var(f"i{self._loops}", "loop")
+        self._loops += 1
+        node = For(var, start, stop, step)
+        return _Loop(self, node)
+
+    @property
+    def body(self) -> list[Stmt]:
+        if len(self.blocks) != 1:
+            raise TraceError("a pto.range loop body was left early (break or return inside it)",
+                             rule="a pto.range loop is traced once, as a whole",
+                             fix="avoid break/return inside pto.range; use valid regions for tails")
+        return self.blocks[0]
+
+
+class _Loop:
+    """Iterates once, yielding the loop variable, so the body is traced into the For node."""
+
+    def __init__(self, b: TraceBuilder, node: For):
+        self.b, self.node, self.state = b, node, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.state == 0:
+            self.state = 1
+            self.b.emit(self.node)
+            self.b.blocks.append(self.node.body)
+            return self.node.var
+        if self.state == 1:
+            self.state = 2
+            self.b.blocks.pop()
+        raise StopIteration

@@ -1,0 +1,140 @@
+"""The session: init/finalize, device selection, the active backend and SoC profile."""
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from . import backends
+from .errors import DeviceError, NotInitializedError, PtoError
+from .isa.soc import SocProfile, get_profile
+
+
+class Session:
+    """One initialised pypto runtime. ``with pypto.init():`` finalizes on exit."""
+
+    def __init__(self, backend, soc: SocProfile, device: int, strict_host_operands: bool, args: dict):
+        self.backend = backend
+        self.soc = soc
+        self.device = device
+        self.strict_host_operands = strict_host_operands
+        self.tensors: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._args = args
+
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if _session is self:
+            finalize()
+
+    def __repr__(self) -> str:
+        return (f"<pypto session backend={self.backend.name} soc={self.soc.name} "
+                f"device={self.device}>")
+
+
+_session: Session | None = None
+
+
+def _choose_backend(name: str | None) -> str:
+    if name:
+        return name
+    env = os.environ.get("PYPTO_BACKEND")
+    if env:
+        return env
+    ok, _ = backends.is_available("npu")
+    return "npu" if ok else "sim"
+
+
+def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
+         strict_host_operands: bool = False, sim: Any = None) -> Session:
+    """Start the runtime: load the instruction table, pick the backend and SoC profile.
+
+    backend: "sim" | "npu" | None (PYPTO_BACKEND, else sim unless an NPU is usable).
+    soc: "a2a3" (default) | "a5". sim: a pypto.SimOptions. Calling init() again with the same
+    (or no) arguments returns the running session.
+    """
+    global _session
+    args = dict(backend=backend, soc=soc, device=device, strict_host_operands=strict_host_operands, sim=sim)
+    if _session is not None:
+        given = {k: v for k, v in args.items()
+                 if v is not None and v is not False and not (k == "device" and v == 0)}
+        differs = {k: v for k, v in given.items() if _session._args.get(k) != v}
+        if not differs:
+            return _session
+        raise PtoError(f"pypto is already initialised ({_session!r}); asked again with {differs}",
+                       rule="one session at a time", fix="call pypto.finalize() before init() with other settings")
+    name = _choose_backend(backend)
+    profile = get_profile(soc or os.environ.get("PYPTO_SOC"))
+    mod = backends.module(name)
+    options = sim
+    if name == "sim" and options is None:
+        from .backends.sim.options import SimOptions
+        options = SimOptions()
+    be = mod.create(profile, device, options)
+    if not isinstance(device, int) or isinstance(device, bool) or not 0 <= device < be.device_count():
+        raise DeviceError(f"device {device!r} does not exist: {name} has {be.device_count()} device(s)",
+                          fix="use device=0")
+    _session = Session(be, profile, device, strict_host_operands, args)
+    return _session
+
+
+def finalize() -> None:
+    """Free every device tensor of the session and end it. Safe to call twice."""
+    global _session
+    s = _session
+    if s is None:
+        return
+    for t in list(s.tensors):
+        t._release()
+    s.backend.close()
+    _session = None
+
+
+def is_initialized() -> bool:
+    return _session is not None
+
+
+def current() -> Session:
+    if _session is None:
+        raise NotInitializedError("pypto is not initialised",
+                                  rule="device memory, instructions and kernels need a session",
+                                  fix="call pypto.init() first")
+    return _session
+
+
+def get_device_count() -> int:
+    """Devices of the active backend (or of the backend init() would pick)."""
+    if _session is not None:
+        return _session.backend.device_count()
+    name = _choose_backend(None)
+    if name == "sim":
+        return 1
+    ok, _ = backends.is_available(name)
+    return 0 if not ok else 1
+
+
+def set_device(i: int) -> None:
+    s = current()
+    n = s.backend.device_count()
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
+        raise DeviceError(f"set_device({i!r}): {s.backend.name} has {n} device(s)",
+                          rule="device ids run from 0 to get_device_count()-1", fix="use set_device(0)")
+    s.device = i
+
+
+def stats():
+    """H2D/D2H copy counts and bytes, live device memory, launches, compiles."""
+    from dataclasses import replace
+    return replace(current().backend.stats)
+
+
+def reset_stats() -> None:
+    st = current().backend.stats
+    live, nb, peak = st.live_tensors, st.live_bytes, st.live_bytes
+    from .backends.base import Stats
+    current().backend.stats = Stats(live_tensors=live, live_bytes=nb, peak_bytes=peak)

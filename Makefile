@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@for f in examples/step*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	@for f in examples/step*.py; do $(PY) $$f || exit 1; done
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests conformance

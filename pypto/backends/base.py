@@ -24,7 +24,8 @@ class Stats:
     live_bytes: int = 0
     peak_bytes: int = 0
     launches: int = 0
-    compiles: int = 0
+    compiles: int = 0          # kernels numba compiled in this process
+    cache_loads: int = 0       # kernels loaded from the on-disk cache instead
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -59,15 +60,16 @@ class Backend:
     def __init__(self, soc, device: int):
         self.soc = soc
         self.device = device
+        self.gm_capacity = soc.gm_bytes
         self.stats = Stats()
         self.live: dict[int, DeviceBuffer] = {}
 
     # -- memory --------------------------------------------------------------------------------
     def alloc(self, nbytes: int, label: str = "") -> DeviceBuffer:
-        if nbytes > self.soc.gm_bytes - self.stats.live_bytes:
+        if nbytes > self.gm_capacity - self.stats.live_bytes:
             raise OutOfDeviceMemoryError(
                 f"cannot allocate {nbytes} bytes of device memory: {self.stats.live_bytes} of "
-                f"{self.soc.gm_bytes} bytes ({self.soc.name} GM) are in use",
+                f"{self.gm_capacity} bytes ({self.soc.name} GM) are in use",
                 rule="device allocations must fit in the SoC's GM (HBM)",
                 fix="free tensors you no longer need (t.free()) or use smaller ones")
         buf = self._alloc(max(nbytes, 1), label)

@@ -109,6 +109,8 @@ def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
         return 0
     if op == "-" and not isinstance(b, Expr) and b == 0:
         return a
+    if op == "-" and isinstance(a, BinOp) and a.op == "+" and a.lhs is b:
+        return a.rhs                       # (x + w) - x  ->  w  (slice extents)
     if op in ("//",) and not isinstance(b, Expr) and b == 1:
         return a
     dt = "f64" if "f64" in (getattr(a, "dtype", _lit_dtype(a)), getattr(b, "dtype", _lit_dtype(b))) else "i64"

@@ -23,7 +23,8 @@ class SimBackend(Backend):
     def __init__(self, soc, device: int, options: SimOptions | None = None):
         super().__init__(soc, device)
         self.options = options or SimOptions()
-        self.heap = SimAllocator(soc.gm_bytes, soc.gm_align)
+        self.gm_capacity = self.options.gm_bytes or soc.gm_bytes
+        self.heap = SimAllocator(self.gm_capacity, soc.gm_align)
         self.spaces = {loc: np.full(sp.capacity, self.options.uninit_byte, np.uint8)
                        for loc, sp in soc.spaces.items()}
         self._compiled: dict[int, tuple] = {}
@@ -66,11 +67,9 @@ class SimBackend(Backend):
         if entry is None:
             gen = codegen.generate(k, self.soc)
             fn, fresh = C.load(gen.source, self.options.cache_dir)
-            if fresh:
-                self.stats.compiles += 1
-            entry = (k, gen, fn)
+            entry = (k, gen, fn, fresh)
             self._compiled[id(k)] = entry
-        _, gen, fn = entry
+        _, gen, fn, fresh = entry
         values: dict[str, object] = {}
         for p, a in zip(k.params, args):
             if isinstance(p, TensorParam):
@@ -88,6 +87,13 @@ class SimBackend(Backend):
         for blk in range(block_dim):
             values["block_idx"] = blk
             fn(*[values[n] for n in gen.params])
+            if fresh:
+                fresh = False
+                self._compiled[id(k)] = (k, gen, fn, False)
+                if sum(fn.stats.cache_hits.values()):
+                    self.stats.cache_loads += 1
+                else:
+                    self.stats.compiles += 1
             if err[0] != 0:
                 raise fault(err, gen.sites[int(err[7])], blk, k.name) from None
 

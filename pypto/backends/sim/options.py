@@ -22,11 +22,13 @@ class SimOptions:
     """mode: "compiled" (whole kernel -> one numba function) or "eager" (Python body, instruction by
     instruction; print/breakpoint work). uninit_byte: the byte fresh on-chip and GM memory holds
     (0xFF reads as NaN in float tiles, -1 in int tiles). devices: simulated device count.
-    cache_dir: where compiled kernels are cached across processes (PYPTO_CACHE_DIR)."""
+    cache_dir: where compiled kernels are cached across processes (PYPTO_CACHE_DIR).
+    gm_bytes: simulated device memory capacity (default: the SoC profile's HBM size)."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
     devices: int = 1
     cache_dir: str = field(default_factory=_env_cache)
+    gm_bytes: int | None = None     # device memory capacity; None = the SoC's HBM size
 
     def __post_init__(self):
         if self.mode not in ("compiled", "eager"):
@@ -35,5 +37,7 @@ class SimOptions:
                            fix="use SimOptions(mode='eager') to debug, 'compiled' for speed")
         if not 0 <= self.uninit_byte <= 255:
             raise PtoError(f"SimOptions(uninit_byte={self.uninit_byte}) is not a byte value")
+        if self.gm_bytes is not None and self.gm_bytes < 1:
+            raise PtoError(f"SimOptions(gm_bytes={self.gm_bytes}) must be positive")
         if self.devices < 1:
             raise PtoError(f"SimOptions(devices={self.devices}) must be >= 1")

@@ -129,7 +129,8 @@ def check_valid(ty: TileType, valid: Any, what: str) -> tuple[tuple[ExprLike, Ex
     for n, v, lim in (("valid rows", vr, ty.rows), ("valid cols", vc, ty.cols)):
         if v is DYNAMIC:
             continue
-        if isinstance(v, Expr):
+        if isinstance(v, Expr) or isinstance(v, RtFloat):
+            require_kernel_scalar(v, f"{what}: {n}")
             continue
         if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= lim:
             raise ValidRegionError(f"{what}: {n} = {v!r} outside 0..{lim}",
@@ -262,6 +263,11 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
                                      rule="GM views are dense windows", fix="use step 1"), site)
             start = 0 if k.start is None else k.start
             stop = dim if k.stop is None else k.stop
+            try:
+                require_kernel_scalar(start, f"{tensor.name}[...] dim {d} start")
+                require_kernel_scalar(stop, f"{tensor.name}[...] dim {d} stop")
+            except PtoError as e:
+                raise _at(e, site) from None
             for v in (start, stop):
                 if _static_int(v) and v < 0:
                     raise _at(GMBoundsError(f"{tensor.name}[...]: negative index {v} in dim {d}",
@@ -499,8 +505,7 @@ def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> 
                                         "valid sizes) change their valid region at run time",
                                    fix=f"declare {t.name} with valid=pto.DYNAMIC")
         for n, v, lim in (("rows", rows, t.type.rows), ("cols", cols, t.type.cols)):
-            if isinstance(v, bool) or not isinstance(v, (int, Expr)):
-                raise ValidRegionError(f"set_valid({t.name}): valid {n} {v!r} is not an int")
+            require_kernel_scalar(v, f"set_valid({t.name}) {n}")
             if _static_int(v) and not 0 <= v <= lim:
                 raise ValidRegionError(f"set_valid({t.name}): valid {n} = {v} outside 0..{lim}",
                                        rule="the valid region stays inside the tile",
@@ -512,13 +517,18 @@ def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> 
 
 def assign(t: TileVar, addr: ExprLike, site: Site | None) -> None:
     b = B.current("pto.TASSIGN")
-    if isinstance(addr, bool) or not isinstance(addr, (int, Expr)):
-        raise _at(TileError(f"TASSIGN({t.name}, {addr!r}): the address must be an int",
-                            rule="TASSIGN takes an integral byte address"), site)
+    try:
+        require_kernel_scalar(addr, f"TASSIGN({t.name}) address")
+    except PtoError as e:
+        raise _at(TileError(e.message, rule="TASSIGN takes an integral byte address"), site) from None
     b.placement.assign(t, addr, site)
     b.emit(Assign(t, addr, site=site))
 
 
 def require_kernel_scalar(x: Any, what: str) -> None:
-    if isinstance(x, bool) or not isinstance(x, (int, Expr)):
-        raise KernelError(f"{what}: {x!r} is not an int or runtime scalar")
+    """Loop bounds, indices and sizes are integers (a float scalar parameter cannot be one)."""
+    if isinstance(x, bool) or not isinstance(x, (int, Expr)) or isinstance(x, RtFloat) or \
+            (isinstance(x, Expr) and x.dtype != "i64"):
+        raise KernelError(f"{what}: {x!r} is not an integer",
+                          rule="loop bounds, GM indices, valid sizes and addresses are integers",
+                          fix="pass an int scalar to the kernel (or convert on the host)")

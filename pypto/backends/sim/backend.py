@@ -86,7 +86,17 @@ class SimBackend(Backend):
         self.stats.launches += 1
         for blk in range(block_dim):
             values["block_idx"] = blk
-            fn(*[values[n] for n in gen.params])
+            try:
+                fn(*[values[n] for n in gen.params])
+            except Exception as e:  # numba typing/lowering failure: a pypto bug, never the user's
+                if fresh:
+                    from ...errors import PtoError
+                    raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
+                                   f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                                   rule="this is a pypto bug, not an error in your kernel",
+                                   fix="please report it with the kernel; meanwhile try "
+                                       "@pypto.kernel(mode='eager')") from e
+                raise
             if fresh:
                 fresh = False
                 self._compiled[id(k)] = (k, gen, fn, False)

@@ -42,9 +42,8 @@ def trampoline(c: L.Call, cache_dir: str):
                 params.append(f"a{i}")
                 inner.append(f"a{i}")
         mod, name = c.fn.split(".")
-        src = (codegen.HEADER.split("@njit")[0] +
-               '@njit(cache=True, error_model="numpy", nogil=True)\n'
-               f"def kernel({', '.join(params)}):\n    _{mod}.{name}({', '.join(inner)})\n")
+        src = codegen.module_source(f"eager call of {c.fn}", params,
+                                    [f"    _{mod}.{name}({', '.join(inner)})"])
         fn, _ = compile_.load(src, cache_dir)
         _TRAMPOLINES[key] = fn
     return fn

@@ -126,7 +126,7 @@ def _f32bits_to_f16(u):
     a = u & 0x7FFFFFFF
     # normal float16: rebias the exponent, round to nearest even on bit 13
     odd = (a >> 13) & 1
-    normal = (a + (((15 - 127) << 23) + 0xFFF) + 1) >> 13
+    normal = (a + (((15 - 127) << 23) + 0xFFF) + odd) >> 13
     # subnormal float16 / zero: let the FPU round
     magic = bits_f32(_DENORM_MAGIC_BITS)
     sub = np.int64(f32_bits(bits_f32(a) + magic)) - _DENORM_MAGIC_BITS

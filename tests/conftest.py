@@ -1,0 +1,48 @@
+"""Shared fixtures for pypto's own unit tests (tests/).
+
+* ``clean_env``  -- removes the environment variables that change what ``pypto.init()`` picks
+                    (PYPTO_BACKEND, PYPTO_SOC, PYPTO_SIM_MODE), so every test starts from the
+                    documented defaults whatever the shell running pytest has set.
+* ``session``    -- a fresh default session (simulator, a2a3, compiled mode unless the test's
+                    kernel says otherwise), finalized after the test even if it fails.
+* ``fresh``      -- no session running before the test, and none left behind after it; for tests
+                    that call ``pypto.init`` themselves (other SoCs, options, env selection).
+
+The fixtures are opt-in (``pytestmark = pytest.mark.usefixtures("session")``), so the other
+modules of this directory (ISA table, float bits) are not affected.
+"""
+from __future__ import annotations
+
+import pytest
+
+import pypto
+
+_ENV = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE")
+
+
+def finalize_quietly() -> None:
+    try:
+        pypto.finalize()
+    except Exception:  # noqa: BLE001 - a broken session must not hide the test's own result
+        pass
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for var in _ENV:
+        monkeypatch.delenv(var, raising=False)
+    yield monkeypatch
+
+
+@pytest.fixture
+def fresh(clean_env):
+    finalize_quietly()
+    yield clean_env
+    finalize_quietly()
+
+
+@pytest.fixture
+def session(fresh):
+    s = pypto.init(backend="sim")
+    yield s
+    finalize_quietly()

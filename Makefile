@@ -7,16 +7,17 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo test bench clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --upgrade pip > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	@$(PY) -m pip install -e '.[test]' >> $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	@for f in examples/step*.py; do $(PY) $$f || exit 1; done
 
 test: $(STAMP)
-	$(PY) -m pytest -q tests conformance
+	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
 
 bench: $(STAMP)
 	$(PY) benchmarks/seed_table.py

@@ -61,9 +61,14 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
     global _session
     args = dict(backend=backend, soc=soc, device=device, strict_host_operands=strict_host_operands, sim=sim)
     if _session is not None:
-        given = {k: v for k, v in args.items()
-                 if v is not None and v is not False and not (k == "device" and v == 0)}
-        differs = {k: v for k, v in given.items() if _session._args.get(k) != v}
+        running = dict(backend=_session.backend.name, soc=_session.soc.name, device=_session.device,
+                       strict_host_operands=_session.strict_host_operands,
+                       sim=getattr(_session.backend, "options", None))
+        asked = dict(backend=backend, soc=get_profile(soc).name if soc else None, device=device,
+                     strict_host_operands=strict_host_operands, sim=sim)
+        differs = {k: v for k, v in asked.items()
+                   if v is not None and not (k == "device" and v == 0)
+                   and not (k == "strict_host_operands" and v is False) and running[k] != v}
         if not differs:
             return _session
         raise PtoError(f"pypto is already initialised ({_session!r}); asked again with {differs}",

@@ -5,6 +5,7 @@ Data crosses between host and device only through counted copies: construction (
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -14,14 +15,47 @@ from . import runtime
 from .errors import DTypeError, ShapeError, UseAfterFreeError
 
 
+def _c_order(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else a.copy(order="C")     # keeps 0-d arrays 0-d
+
+
+def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
+    """src converted to dt, refusing casts that would silently change values: fractions into
+    integer types, integers out of range, finite floats overflowing to inf."""
+    with np.errstate(all="ignore"):
+        out = src.astype(dt.np)
+    if src.dtype == out.dtype or src.size == 0:
+        return out
+    kind = src.dtype.kind
+    if dt.is_int and kind in "fc":
+        bad = ~np.isfinite(src) | (src != np.trunc(src))
+        if bad.any():
+            raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} is not an integer, so it does "
+                             f"not fit {dt.name}", fix="round the data first, or use a float dtype")
+    if dt.is_int and kind in "iufc":
+        info = np.iinfo(dt.np)
+        wide = src.astype(np.float64) if kind in "fc" else src
+        bad = (wide < info.min) | (wide > info.max)
+        if bad.any():
+            raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} is outside {dt.name}'s range "
+                             f"{info.min}..{info.max}", fix="choose a wider dtype")
+    if dt.is_float and kind in "iuf":
+        with np.errstate(all="ignore"):
+            bad = np.isinf(out.astype(np.float32)) & np.isfinite(src.astype(np.float64))
+        if bad.any():
+            raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} overflows {dt.name}",
+                             fix="scale the data or choose a wider dtype (float32)")
+    return out
+
+
 def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
     if isinstance(data, Tensor):
         data = data.numpy()
     if isinstance(data, np.ndarray):
         if dtype is None:
             dt = D.for_host_array(data, context="pypto.Tensor")
-            return np.ascontiguousarray(data), dt
-        return np.ascontiguousarray(data.astype(dtype.np, copy=False)), dtype
+            return _c_order(data), dt
+        return _c_order(_checked_cast(data, dtype)), dtype
     try:
         arr = np.asarray(data)
     except (ValueError, TypeError) as e:
@@ -39,13 +73,9 @@ def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
                              rule=f"PTO element types are: {D.LEGAL_NAMES}", fix="pass dtype=pypto.uint8")
         else:
             dtype = D.for_host_array(arr, context="pypto.Tensor")
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            out = np.array(data, dtype=dtype.np)
-    except (OverflowError, FloatingPointError, ValueError) as e:
-        raise DTypeError(f"pypto.Tensor: values do not fit {dtype.name}: {e}",
-                         fix="choose a wider dtype") from None
-    return np.ascontiguousarray(out), dtype
+    if arr.dtype.kind not in "iufb":
+        arr = arr.astype(np.float64)
+    return _c_order(_checked_cast(arr, dtype)), dtype
 
 
 class Tensor:
@@ -70,7 +100,7 @@ class Tensor:
         self._session = sess
         self._shape = shape
         self._dtype = dt
-        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        n = math.prod(shape)
         self._buf = sess.backend.alloc(n * dt.itemsize, label=f"{dt.name}{list(shape)}")
         self._owner = True
         sess.tensors.add(self)
@@ -104,7 +134,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._shape, dtype=np.int64)) if self._shape else 1
+        return math.prod(self._shape)
 
     @property
     def nbytes(self) -> int:

@@ -7,6 +7,8 @@
                     kernel says otherwise), finalized after the test even if it fails.
 * ``fresh``      -- no session running before the test, and none left behind after it; for tests
                     that call ``pypto.init`` themselves (other SoCs, options, env selection).
+* ``restart``    -- ``restart(**init_kwargs)``: finalize whatever runs and start a new session (for
+                    modules whose tests default to ``session`` but need another SoC or option).
 
 The fixtures are opt-in (``pytestmark = pytest.mark.usefixtures("session")``), so the other
 modules of this directory (ISA table, float bits) are not affected.
@@ -45,4 +47,13 @@ def fresh(clean_env):
 def session(fresh):
     s = pypto.init(backend="sim")
     yield s
+    finalize_quietly()
+
+
+@pytest.fixture
+def restart(fresh):
+    def go(**kwargs):
+        finalize_quietly()
+        return pypto.init(**kwargs)
+    yield go
     finalize_quietly()

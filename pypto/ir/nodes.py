@@ -42,6 +42,15 @@ class Expr:
 
     __rtruediv__ = __truediv__
 
+    def _compare(self, o):
+        raise TraceError(f"comparing the runtime value `{self}` with {o!r} while tracing",
+                         rule="Python comparisons and `if` run at trace time; runtime values are only "
+                              "known when the kernel runs",
+                         fix="use pto.min/pto.max and valid regions for tails and pto.range for loops; "
+                             "or run with mode='eager', where Python control flow sees real values")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare
+
     def __bool__(self):
         raise TraceError(f"the runtime value `{self}` has no truth value while tracing",
                          rule="Python `if`/`while`/`and`/`or` run at trace time; runtime values are "
@@ -97,9 +106,9 @@ def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
         if isinstance(r, int) and not isinstance(r, RtInt) and (isinstance(a, RtInt) or isinstance(b, RtInt)):
             r = RtInt(r)
         return r
-    if op == "+" and b == 0 and not isinstance(b, Expr):
+    if op == "+" and not isinstance(b, Expr) and b == 0:
         return a
-    if op == "+" and a == 0 and not isinstance(a, Expr):
+    if op == "+" and not isinstance(a, Expr) and a == 0:
         return b
     if op == "*" and not isinstance(b, Expr) and b == 1:
         return a

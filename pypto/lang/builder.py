@@ -40,7 +40,7 @@ class Builder:
     def block_num(self) -> ExprLike:
         raise NotImplementedError
 
-    def new_tile(self, tile: TileVar) -> None:
+    def new_tile(self, tile: TileVar, site: Site | None = None) -> None:
         raise NotImplementedError
 
     def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:

@@ -120,6 +120,7 @@ def pipe_barrier(pipe: str) -> None:
 # -- instructions -----------------------------------------------------------------------------------
 def TASSIGN(tile: Tile, addr: ExprLike) -> None:  # noqa: N802
     """Place ``tile`` at byte address ``addr`` of its on-chip space (manual mode)."""
+    _B.current("pto.TASSIGN")
     if not isinstance(tile, Tile):
         raise _KernelError(f"TASSIGN: {tile!r} is not a pto.Tile",
                            rule="this version binds tiles; GM tensors are bound by the launch")

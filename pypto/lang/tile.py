@@ -29,10 +29,10 @@ class Tile:
             raise
         name = S.tile_name(site, b.tile_names, len(b.tile_names))
         init = (ty.rows, ty.cols) if dyn else vpair
-        self._tv = TileVar(ty, init, dyn, name)
+        self._tv = TileVar(ty, init, dyn, name, id=len(b.tiles))
         if dyn:
             self._tv.valid = b.dynamic_valid(self._tv)
-        b.new_tile(self._tv)
+        b.new_tile(self._tv, site)
         if dyn and valid is not S.DYNAMIC and valid is not None:
             S.set_valid(self._tv, vpair[0], vpair[1], site)
 
@@ -71,7 +71,7 @@ class Tile:
 
     def __repr__(self) -> str:
         b = B.active()
-        body = f"Tile {self.name}: {self._tv.type}, valid {self._tv.valid[0]}x{self._tv.valid[1]}"
+        body = f"Tile {self.name}: {self._tv.type}, valid ({self._tv.valid[0]}, {self._tv.valid[1]})"
         if self._tv.addr is not None:
             body += f" @ {self._tv.addr:#x}"
         if b is not None and b.eager and self._tv.addr is not None:

@@ -30,7 +30,7 @@ class TraceBuilder(Builder):
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)
 
-    def new_tile(self, tile: TileVar) -> None:
+    def new_tile(self, tile: TileVar, site=None) -> None:
         self.tiles.append(tile)
 
     def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:

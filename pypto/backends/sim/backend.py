@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import PtoError
 from ...ir.nodes import RtFloat, RtInt, TensorParam
 from ...lang.builder import activate
 from ...lang.tile import GmTensor
@@ -105,22 +106,27 @@ class SimBackend(Backend):
                 else:
                     self.stats.compiles += 1
             if err[0] != 0:
-                raise fault(err, gen.sites[int(err[7])], blk, k.name) from None
+                shapes = {p.index: tuple(a.shape) for p, a in zip(k.params, args) if isinstance(p, TensorParam)}
+                raise fault(err, gen.sites[int(err[7])], blk, k.name, shapes) from None
 
     def run_eager(self, kfn, specs: tuple, args: tuple, block_dim: int) -> None:
         params = kfn.make_params(specs, args)
         gm = {p.index: self._gm(a) for p, a in zip(params, args) if isinstance(p, TensorParam)}
         self.stats.launches += 1
         for blk in range(block_dim):
-            b = EagerBuilder(self.soc, kfn.name, gm, self.spaces, blk, block_dim, self.options.cache_dir)
+            b = EagerBuilder(self.soc, kfn.name, gm, self.spaces, blk, block_dim, self.options.cache_dir,
+                             self.stats)
             call_args = []
             for p, a in zip(params, args):
                 if isinstance(p, TensorParam):
                     call_args.append(GmTensor(p))
                 else:
                     call_args.append(RtInt(a) if isinstance(a, int) else RtFloat(a))
-            with activate(b):
-                ret = kfn.fn(*call_args)
+            try:
+                with activate(b):
+                    ret = kfn.fn(*call_args)
+            except PtoError as e:
+                raise e.located(f"kernel {kfn.name}, block {blk}") from None
             if ret is not None:
                 from ...errors import TraceError
                 raise TraceError(f"kernel {kfn.name} returned {ret!r}",

@@ -61,6 +61,15 @@ class _Gen:
         return repr(int(x)) if isinstance(x, int) else repr(x)
 
     def arg(self, a) -> str:
+        """Source text of one call argument. Tile layout facts ("const": strides, capacities,
+        flags) stay literals so numba specialises the loops on them (unit strides vectorise);
+        sizes and offsets are typed int64 so a new shape does not specialise them again."""
+        txt = self._arg(a)
+        if a[0] in ("int", "valid") and txt.lstrip("-").isdigit():
+            return f"np.int64({txt})"
+        return txt
+
+    def _arg(self, a) -> str:
         tag = a[0]
         if tag == "view":
             return f"v_{a[1].id}"
@@ -69,9 +78,6 @@ class _Gen:
             return (f"vr_{t.id}" if i == 0 else f"vc_{t.id}") if t.dynamic else repr(t.valid[i])
         if tag == "int":
             return self.expr(a[1])
-        if tag == "fn":
-            mod, fn = a[1].split(".")
-            return f"_{mod}.{fn}"
         if tag == "gm":
             return f"g{a[1].index}"
         if tag == "const":

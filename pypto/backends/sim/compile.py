@@ -13,7 +13,20 @@ import numba
 from ...errors import PtoError
 
 _LOADED: dict[str, object] = {}
-_VERSION = "pypto-sim-2"
+
+
+def _impl_fingerprint() -> str:
+    """Hash of the numba implementations: a cached kernel is stale once they change."""
+    h = hashlib.sha256()
+    d = os.path.join(os.path.dirname(__file__), "insns")
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".py"):
+            with open(os.path.join(d, f), "rb") as fh:
+                h.update(f.encode() + fh.read())
+    return h.hexdigest()
+
+
+_VERSION = "pypto-sim-3-" + _impl_fingerprint()
 
 
 def load(source: str, cache_dir: str):

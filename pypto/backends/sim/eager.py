@@ -2,7 +2,6 @@
 same numba implementations compiled mode uses, so print() and breakpoint() work inside kernels."""
 from __future__ import annotations
 
-import importlib
 from typing import Iterator
 
 import numpy as np
@@ -15,37 +14,29 @@ from . import compile as compile_
 from . import lowering as L
 from .faults import fault
 
-_MODS = {m: importlib.import_module(f"pypto.backends.sim.insns.{m}")
-         for m in ("checks", "elementwise", "memory", "ops")}
+_TRAMPOLINES: dict[str, object] = {}
 
 
-def resolve(fn: str):
-    mod, name = fn.split(".")
-    return getattr(_MODS[mod], name)
-
-
-_TRAMPOLINES: dict[tuple, object] = {}
-
-
-def trampoline(c: L.Call, cache_dir: str):
-    """A cached numba wrapper that calls c.fn with its function arguments fixed, so eager calls
-    pass only arrays and numbers (numba cannot cache a Python-level call with function args)."""
-    key = (c.fn,) + tuple(a[1] for a in c.args if a[0] == "fn")
-    fn = _TRAMPOLINES.get(key)
+def trampoline(c: L.Call, cache_dir: str, stats=None):
+    """A cached numba wrapper around c.fn: a Python-level call of a numba function costs a type
+    dispatch, a call from a cached wrapper does not recompile across processes either."""
+    fn = _TRAMPOLINES.get(c.fn)
     if fn is None:
-        params, inner = [], []
-        for i, a in enumerate(c.args):
-            if a[0] == "fn":
-                mod, name = a[1].split(".")
-                inner.append(f"_{mod}.{name}")
-            else:
-                params.append(f"a{i}")
-                inner.append(f"a{i}")
+        params = [f"a{i}" for i in range(len(c.args))]
         mod, name = c.fn.split(".")
         src = codegen.module_source(f"eager call of {c.fn}", params,
-                                    [f"    _{mod}.{name}({', '.join(inner)})"])
-        fn, _ = compile_.load(src, cache_dir)
-        _TRAMPOLINES[key] = fn
+                                    [f"    _{mod}.{name}({', '.join(params)})"])
+        loaded, _ = compile_.load(src, cache_dir)
+
+        def fn(*args, _f=loaded):           # first call: count a compile or a cache load
+            _f(*args)
+            if stats is not None:
+                if sum(_f.stats.cache_hits.values()):
+                    stats.cache_loads += 1
+                else:
+                    stats.compiles += 1
+            _TRAMPOLINES[c.fn] = _f
+        return fn
     return fn
 
 
@@ -53,8 +44,9 @@ class EagerBuilder(Builder):
     eager = True
 
     def __init__(self, soc, kernel: str, gm: dict[int, np.ndarray], spaces: dict[str, np.ndarray],
-                 block: int, nblocks: int, cache_dir: str):
+                 block: int, nblocks: int, cache_dir: str, stats=None):
         self.cache_dir = cache_dir
+        self.stats = stats
         self.soc = soc
         self.kernel = kernel
         self.gm = gm
@@ -65,12 +57,35 @@ class EagerBuilder(Builder):
         self.tile_names: set[str] = set()
         self.placement = Placement(soc)
         self.err = np.zeros(8, np.int64)
+        self._epoch = 0                  # advances with every eager loop iteration
+        self._count_epoch = -1
+        self._site_counts: dict = {}
+        self._site_tiles: dict = {}
 
     def supports(self, name: str) -> bool:
         return name in L.SIMULATED
 
-    def new_tile(self, tile: TileVar) -> None:
-        self.tiles.append(tile)
+    def new_tile(self, tile: TileVar, site=None) -> None:
+        """A tile declared again at the same place in a later loop iteration is the same tile
+        (as the tracer sees it: one declaration), so it keeps its name and address."""
+        if self._count_epoch != self._epoch:
+            self._count_epoch, self._site_counts = self._epoch, {}
+        where = (site.filename, site.lineno) if site is not None else None
+        n = self._site_counts.get(where, 0)
+        self._site_counts[where] = n + 1
+        key = (where, n, tile.type)
+        prev = self._site_tiles.get(key) if where is not None else None
+        if prev is not None:
+            self.tile_names.discard(tile.name)
+            tile.name = prev.name
+            tile.id = prev.id
+            if prev.addr is not None and not prev.manual:
+                tile.addr = prev.addr
+                auto = self.placement.auto.get(tile.type.loc, [])
+                auto[:] = [tile if t is prev else t for t in auto]
+        else:
+            self.tiles.append(tile)
+        self._site_tiles[key] = tile
 
     def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:
         return (RtInt(tile.type.rows), RtInt(tile.type.cols))
@@ -82,7 +97,9 @@ class EagerBuilder(Builder):
         return RtInt(self.nblocks)
 
     def range(self, start, stop, step) -> Iterator[ExprLike]:
-        return (RtInt(i) for i in range(int(start), int(stop), int(step)))
+        for i in range(int(start), int(stop), int(step)):
+            self._epoch += 1
+            yield RtInt(i)
 
     # -- execution ----------------------------------------------------------------------------
     def view(self, t: TileVar) -> np.ndarray:
@@ -98,8 +115,6 @@ class EagerBuilder(Builder):
             return int(a[1].valid[a[2]])
         if tag == "int":
             return int(a[1])
-        if tag == "fn":
-            return resolve(a[1])
         if tag == "gm":
             return self.gm[a[1].index]
         if tag == "const":
@@ -111,8 +126,7 @@ class EagerBuilder(Builder):
         raise AssertionError(a)
 
     def _run(self, c: L.Call, node: Stmt) -> None:
-        fn = trampoline(c, self.cache_dir)
-        fn(*[self._arg(a) for a in c.args if a[0] != "fn"])
+        trampoline(c, self.cache_dir, self.stats)(*[self._arg(a) for a in c.args])
         if self.err[0] != 0:
             e = fault(self.err, node, self.block, self.kernel)
             self.err[:] = 0

@@ -16,7 +16,14 @@ def _gm_view(node: Stmt) -> GmView | None:
     return None
 
 
-def fault(err, node: Stmt, block: int, kernel: str) -> PtoError:
+def _space(node) -> str:
+    from ...isa.soc import BUFFER_OF
+    loc = node.tile.type.loc
+    return f"{BUFFER_OF[loc]} ({loc})"
+
+
+def fault(err, node: Stmt, block: int, kernel: str, shapes: dict | None = None) -> PtoError:
+    """shapes: tensor parameter index -> the launch's real shape (for dynamic-shape kernels)."""
     code = int(err[0])
     d = [int(x) for x in err[1:7]]
     name = getattr(node, "name", type(node).__name__)
@@ -40,7 +47,8 @@ def fault(err, node: Stmt, block: int, kernel: str) -> PtoError:
         what = "the view's last element"
         if v is not None and 0 <= d[0] < len(v.bounds):
             what = v.bounds[d[0]][0]
-        tname = f"{v.tensor.name} (shape {tuple(v.tensor.shape)})" if v is not None else "a tensor"
+        shape = (shapes or {}).get(v.tensor.index, tuple(v.tensor.shape)) if v is not None else None
+        tname = f"{v.tensor.name} (shape {tuple(shape)})" if v is not None else "a tensor"
         e = GMBoundsError(
             f"{name}: GM view of {tname} out of bounds at run time: {what} = {d[1]}, allowed 0..{d[2]}",
             rule="a GM view must stay inside its tensor",
@@ -51,12 +59,16 @@ def fault(err, node: Stmt, block: int, kernel: str) -> PtoError:
             f"set_valid({t.name if t else '?'}, {d[0]}, {d[1]}): outside the tile's {d[2]}x{d[3]}",
             rule="the valid region stays inside the tile", fix="clamp the sizes with pto.min(...)")
     elif code == E.ASSIGN_ALIGN:
-        e = TileAlignmentError(f"TASSIGN({node.tile.name}, {d[0]:#x}): not {d[1]}-byte aligned",
-                               rule=f"on-chip addresses are multiples of {d[1]} bytes (SA-0354)")
+        e = TileAlignmentError(f"TASSIGN({node.tile.name}, {d[0]:#x}): address in {_space(node)} is not "
+                               f"{d[1]}-byte aligned",
+                               rule=f"on-chip addresses are multiples of {d[1]} bytes (SA-0354)",
+                               fix=f"round the address to a multiple of {d[1]}")
     elif code == E.ASSIGN_CAP:
         e = TileCapacityError(
-            f"TASSIGN({node.tile.name}, {d[0]:#x}): {d[1]} bytes would end past the space's "
-            f"{d[2]} bytes", rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)")
+            f"TASSIGN({node.tile.name}, {d[0]:#x}): tile {node.tile.name} needs {d[1]} bytes, so it would "
+            f"end at {d[0] + d[1]:#x}, past the end of {_space(node)} ({d[2]} bytes)",
+            rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)",
+            fix=f"use an address <= {d[2] - d[1]:#x}")
     else:
         e = PtoError(f"simulator fault {code} in {name}")
     where = f"kernel {kernel}, block {block}, {name}"

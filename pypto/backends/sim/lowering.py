@@ -16,7 +16,6 @@ from ...ir.nodes import Expr, GmView, InstrNode, TileVar
 #   ("view", tile)            typed storage array of the tile
 #   ("valid", tile, 0|1)      valid rows / cols
 #   ("int", expr)             an int scalar expression
-#   ("fn", "ops.add")         a numba function
 #   ("gm", tensor_param)      typed GM array of a tensor parameter
 #   ("const", value, text)    a constant: its Python value and its source text
 #   ("scalar", expr, dtype)   a tile-scalar operand converted to dtype's compute type
@@ -41,11 +40,7 @@ def const(value: Any, storage: np.dtype) -> tuple:
     return ("const", np.dtype(storage).type(x), txt)
 
 
-CODECS = {
-    "f32": ("ops.ident", "ops.ident"), "f16": ("ops.f16_to_f32", "ops.f32_to_f16"),
-    "bf16": ("ops.bf16_to_f32", "ops.f32_to_bf16"),
-}
-_INT_CODEC = ("ops.ident", "ops.ident")
+CODECS = {"f32": "native", "f16": "f16", "bf16": "bf16"}
 
 # op per (instruction, float?) -- the scalar function applied per element
 OPS = {
@@ -55,12 +50,13 @@ OPS = {
 }
 
 
-def codec(dt) -> tuple[str, str]:
+def codec(dt) -> str:
+    """How elements are widened for arithmetic: native (f32, ints), f16 or bf16 (via f32)."""
     if dt.is_float:
         if dt.short not in CODECS:
             raise NotSimulatedError(f"arithmetic on {dt.name} is not simulated yet")
         return CODECS[dt.short]
-    return _INT_CODEC
+    return "native"
 
 
 def _wrap_int(x: int, dt) -> int:
@@ -72,14 +68,19 @@ def _wrap_int(x: int, dt) -> int:
 def scalar_const(x: Any, dt) -> tuple:
     """A static scalar operand converted to the tile's element type, in the compute type."""
     if dt.is_float:
-        if dt.short == "f32":
-            return const(np.float32(x), np.float32)
-        if dt.short == "f16":
-            return const(np.float32(np.float16(x)), np.float32)
-        if dt.short == "bf16":
-            return const(np.float32(ml_dtypes.bfloat16(x)), np.float32)
-        raise NotSimulatedError(f"scalar operands of {dt.name} are not simulated yet")
+        with np.errstate(over="ignore"):
+            return _float_scalar(x, dt)
     return const(_wrap_int(int(x), dt), dt.storage)
+
+
+_NARROW = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def _float_scalar(x: Any, dt) -> tuple:
+    """Round once from double to the element type, then widen to the f32 compute type."""
+    if dt.short not in _NARROW:
+        raise NotSimulatedError(f"scalar operands of {dt.name} are not simulated yet")
+    return const(np.float32(_NARROW[dt.short](x)), np.float32)
 
 
 def scalar_arg(x: Any, dt) -> tuple:
@@ -134,19 +135,15 @@ def lower(node: InstrNode) -> list[Call]:
 def _binary(node: InstrNode) -> list[Call]:
     dst, a, b = node.operands
     dt = dst.type.dtype
-    ld, st = codec(dt)
-    op = "ops." + OPS[node.name][0 if dt.is_float else 1]
-    return [Call("elementwise.binary", (("fn", op), ("fn", ld), ("fn", st)) + _tile(dst) + _tile(a)
-                 + _tile(b) + (("err",),))]
+    op = OPS[node.name][0 if dt.is_float else 1]
+    return [Call(f"elementwise.binary_{op}_{codec(dt)}", _tile(dst) + _tile(a) + _tile(b) + (("err",),))]
 
 
 def _binary_scalar(node: InstrNode) -> list[Call]:
     dst, a, s = node.operands
     dt = dst.type.dtype
-    ld, st = codec(dt)
-    op = "ops." + OPS[node.name][0 if dt.is_float else 1]
-    return [Call("elementwise.binary_scalar", (("fn", op), ("fn", ld), ("fn", st)) + _tile(dst)
-                 + _tile(a) + (scalar_arg(s, dt), ("err",)))]
+    op = OPS[node.name][0 if dt.is_float else 1]
+    return [Call(f"elementwise.scalar_{op}_{codec(dt)}", _tile(dst) + _tile(a) + (scalar_arg(s, dt), ("err",)))]
 
 
 def _tload(node: InstrNode) -> list[Call]:

@@ -49,8 +49,7 @@ def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
                     if rowmajor:
                         base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * drs
                         if dcs == 1 and t4 == 1:
-                            for c in range(s4):
-                                dst[base + c] = gm[g + c]
+                            dst[base:base + s4] = gm[g:g + s4]
                         else:
                             for c in range(s4):
                                 dst[base + c * dcs] = gm[g + c * t4]
@@ -84,8 +83,7 @@ def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4,
                     if rowmajor:
                         base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * srs
                         if scs == 1 and t4 == 1:
-                            for c in range(s4):
-                                gm[g + c] = src[base + c]
+                            gm[g:g + s4] = src[base:base + s4]
                         else:
                             for c in range(s4):
                                 gm[g + c * t4] = src[base + c * scs]

@@ -27,7 +27,6 @@ def finalize_quietly() -> None:
         pass
 
 
-
 def soc_of(session: Any) -> str:
     """The SoC profile name of a session (a2a3 when pypto does not say)."""
     for attr in ("soc", "soc_name", "profile"):
@@ -38,6 +37,7 @@ def soc_of(session: Any) -> str:
         if isinstance(name, str):
             return name
     return "a2a3"
+
 
 # ---------------------------------------------------------------------------------------------
 # sentinels

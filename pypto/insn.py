@@ -159,7 +159,9 @@ class Insn:
                                      rule="the scalar is converted to the tensors' element type",
                                      fix="pass an int, or use float tensors")
                 v = int(v)
-            return int(v)
+            m = 1 << dt.bits                  # wrap into the element type, as the conversion does
+            v = int(v) % m
+            return v - m if dt.kind == "int" and v >= m // 2 else v
         return float(v)
 
     def _run(self, dt: D.DType, shape, scalar) -> None:

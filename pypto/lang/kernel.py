@@ -69,6 +69,10 @@ class KernelFunction:
                 raise KernelError(f"{self.name} argument {name}: bool is not a kernel scalar",
                                   fix="pass an int")
             elif isinstance(a, int):
+                if not -(1 << 63) <= a < (1 << 63):
+                    raise KernelError(f"{self.name} argument {name} = {a} does not fit a 64-bit "
+                                      "kernel scalar", rule="kernel int scalars are int64",
+                                      fix="pass a value in -2**63 .. 2**63-1")
                 spec.append(("S", "i64"))
             elif isinstance(a, float):
                 spec.append(("S", "f64"))

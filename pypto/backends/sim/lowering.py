@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from ...errors import NotSimulatedError
@@ -73,7 +72,12 @@ def scalar_const(x: Any, dt) -> tuple:
     return const(_wrap_int(int(x), dt), dt.storage)
 
 
-_NARROW = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
+def _bf16(x: float) -> np.float32:
+    from .insns.floatbits import f64_to_bf16      # one rounding (ml_dtypes rounds twice)
+    return np.array([int(f64_to_bf16(float(x))) << 16], np.uint32).view(np.float32)[0]
+
+
+_NARROW = {"f32": np.float32, "f16": lambda x: np.float32(np.float16(x)), "bf16": _bf16}
 
 
 def _float_scalar(x: Any, dt) -> tuple:

@@ -196,19 +196,35 @@ def bf16_to_f32(h):
 
 
 @njit(**_JIT)
-def f32_to_bf16(x):
-    """float32 -> bfloat16 bits (uint16), round to nearest even (== ml_dtypes)."""
-    u = np.int64(f32_bits(np.float32(x)))
+def _f32bits_to_bf16(u):
+    """float32 bits -> bfloat16 bits, round to nearest even; a NaN keeps its sign and top
+    payload bits and is quieted, as hardware bf16 converts do (ml_dtypes canonicalises it)."""
     r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    nan = ((u >> 16) & 0x8000) | 0x7FC0
-    r = nan if (u & 0x7FFFFFFF) > 0x7F800000 else r
-    return np.uint16(r)
+    nan = ((u >> 16) & 0xFFFF) | 0x0040
+    return nan if (u & 0x7FFFFFFF) > 0x7F800000 else r
+
+
+@njit(**_JIT)
+def f32_to_bf16(x):
+    """float32 -> bfloat16 bits (uint16), round to nearest even (== ml_dtypes except NaN payloads)."""
+    return np.uint16(_f32bits_to_bf16(np.int64(f32_bits(np.float32(x)))))
 
 
 @njit(**_JIT)
 def f64_to_bf16(x):
-    """float64 -> bfloat16 bits (uint16), via float32 exactly like ml_dtypes."""
-    return f32_to_bf16(np.float32(np.float64(x)))
+    """float64 -> bfloat16 bits (uint16), correctly rounded (one rounding; ml_dtypes rounds twice,
+    through float32)."""
+    d = np.float64(x)
+    f = np.float32(d)
+    fd = np.float64(f)
+    u = np.int64(f32_bits(f))
+    u = u - 1 if abs(fd) > abs(d) else u     # round to odd into float32 ...
+    u = u | 1 if fd != d else u              # ... so the final rounding is the only one
+    h = _f32bits_to_bf16(u)
+    db = np.int64(f64_bits(d))
+    nan = ((db >> 48) & 0x8000) | 0x7FC0 | ((db >> 45) & 0x7F)
+    h = nan if d != d else h
+    return np.uint16(h)
 
 
 @njit(**_JIT)

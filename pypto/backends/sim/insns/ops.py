@@ -47,13 +47,17 @@ def idiv(x, y):
 
 @njit(**_J)
 def fmax(x, y):
-    # NaN propagates from either side; ties keep x (numpy's maximum)
-    return x if (x >= y or x != x) else y
+    # a NaN operand propagates, quieted (x's first, as the FPU does for x + y); ties keep x
+    if x != x or y != y:
+        return x + y if x != x else y + x
+    return x if x >= y else y
 
 
 @njit(**_J)
 def fmin(x, y):
-    return x if (x <= y or x != x) else y
+    if x != x or y != y:
+        return x + y if x != x else y + x
+    return x if x <= y else y
 
 
 @njit(**_J)

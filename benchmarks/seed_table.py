@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from timing import best_of
+
 import pypto
 
 # (operation, iterations, tutorial PTO C++ ms, tutorial pypto ms)
@@ -52,14 +54,6 @@ def _options(mode: str):
     return pypto.SimOptions(mode=mode)
 
 
-def best_of(repeat: int, fn) -> float:
-    """Best wall time of `repeat` calls of fn(), in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def row_load(n: int) -> None:
@@ -68,7 +62,7 @@ def row_load(n: int) -> None:
 
 
 def make_add():
-    """A bound add over three small device tensors (the tutorial's Step 4)."""
+    """A bound add over three small device tensors (the tutorial's Step 4); needs a session."""
     add = pypto.load_insn("add")
     a = pypto.Tensor(A, dtype=pypto.float32)
     b = pypto.Tensor(B, dtype=pypto.float32)
@@ -87,13 +81,7 @@ def row_execute(add, n: int) -> None:
 def row_full_flow(n: int, mode: str) -> None:
     for _ in range(n):
         pypto.init(backend="sim", sim=_options(mode))
-        add = pypto.load_insn("add")
-        a = pypto.Tensor(A, dtype=pypto.float32)
-        b = pypto.Tensor(B, dtype=pypto.float32)
-        c = pypto.Tensor([0, 0, 0, 0, 0], dtype=pypto.float32)
-        add.set_operand(0, a)
-        add.set_operand(1, b)
-        add.set_operand(2, c)
+        add, c = make_add()
         add.execute()
         out = c.numpy()
         pypto.finalize()

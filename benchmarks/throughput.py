@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from timing import best_of
+
 import pypto
 
 DTYPES = ("float32", "float16", "int32", "int16")
@@ -35,13 +37,6 @@ def data(n: int, dtype: str, seed: int) -> np.ndarray:
     return rng.integers(-lim, lim, n, dtype=np_dt)
 
 
-def best_of(repeat: int, fn) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def measure(mode: str, n: int, dtype: str, repeat: int) -> dict:

@@ -59,60 +59,24 @@ bits_f32 = fb.bits_f32
 # njit array-mapping wrappers (exercise the functions from inside njit loops)
 # ---------------------------------------------------------------------------
 
-@njit
-def map_f16_to_f32(a):
-    out = np.empty(a.size, np.float32)
-    for i in range(a.size):
-        out[i] = f16_to_f32(a[i])
-    return out
+def _mapper(fn, out_dtype):
+    """An njit loop applying the scalar conversion fn to every element of a 1-D array."""
+    @njit
+    def apply(a):
+        out = np.empty(a.size, out_dtype)
+        for i in range(a.size):
+            out[i] = fn(a[i])
+        return out
+    return apply
 
 
-@njit
-def map_f32_to_f16(a):
-    out = np.empty(a.size, np.uint16)
-    for i in range(a.size):
-        out[i] = f32_to_f16(a[i])
-    return out
-
-
-@njit
-def map_f64_to_f16(a):
-    out = np.empty(a.size, np.uint16)
-    for i in range(a.size):
-        out[i] = f64_to_f16(a[i])
-    return out
-
-
-@njit
-def map_bf16_to_f32(a):
-    out = np.empty(a.size, np.float32)
-    for i in range(a.size):
-        out[i] = bf16_to_f32(a[i])
-    return out
-
-
-@njit
-def map_f32_to_bf16(a):
-    out = np.empty(a.size, np.uint16)
-    for i in range(a.size):
-        out[i] = f32_to_bf16(a[i])
-    return out
-
-
-@njit
-def map_f64_to_bf16(a):
-    out = np.empty(a.size, np.uint16)
-    for i in range(a.size):
-        out[i] = f64_to_bf16(a[i])
-    return out
-
-
-@njit
-def map_f64_to_f32(a):
-    out = np.empty(a.size, np.float32)
-    for i in range(a.size):
-        out[i] = f64_to_f32(a[i])
-    return out
+map_f16_to_f32 = _mapper(f16_to_f32, np.float32)
+map_f32_to_f16 = _mapper(f32_to_f16, np.uint16)
+map_f64_to_f16 = _mapper(f64_to_f16, np.uint16)
+map_bf16_to_f32 = _mapper(bf16_to_f32, np.float32)
+map_f32_to_bf16 = _mapper(f32_to_bf16, np.uint16)
+map_f64_to_bf16 = _mapper(f64_to_bf16, np.uint16)
+map_f64_to_f32 = _mapper(f64_to_f32, np.float32)
 
 
 @njit

@@ -29,6 +29,7 @@ class SimBackend(Backend):
         self.spaces = {loc: np.full(sp.capacity, self.options.uninit_byte, np.uint8)
                        for loc, sp in soc.spaces.items()}
         self._compiled: dict[int, tuple] = {}
+        self._extra_spaces: list[dict[str, np.ndarray]] = []    # on-chip memory of worker threads
 
     # -- memory hooks ------------------------------------------------------------------------
     def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:
@@ -79,19 +80,55 @@ class SimBackend(Backend):
                 values[f"s_{p.var.name}"] = a
         for idx, d, name in gen.shape_vars:
             values[name] = int(args[idx].shape[d])
-        for loc in gen.spaces:
-            values[f"sp_{loc}"] = self.spaces[loc]
-        err = np.zeros(8, np.int64)
-        values["err"] = err
         values["block_num"] = block_dim
         self.stats.launches += 1
-        for blk in range(block_dim):
+        # block 0 on this thread first: its call compiles (or loads) the kernel
+        failed = self._blocks(k, gen, fn, values, [0], 0, fresh)
+        if failed is None and block_dim > 1:
+            failed = self._parallel_blocks(k, gen, fn, values, block_dim)
+        if failed is not None:
+            blk, err = failed
+            shapes = {p.index: tuple(a.shape) for p, a in zip(k.params, args) if isinstance(p, TensorParam)}
+            raise fault(err, gen.sites[int(err[7])], blk, k.name, shapes) from None
+
+    def _parallel_blocks(self, k, gen, fn, values, block_dim: int):
+        """Blocks 1..block_dim-1, spread round-robin over worker threads (the kernels release the
+        GIL), each worker with its own on-chip memory as each AI core has. Returns the fault of the
+        lowest faulting block, as a serial run would report it."""
+        rest = list(range(1, block_dim))
+        workers = max(1, min(self.options.threads, len(rest)))
+        if workers == 1:
+            return self._blocks(k, gen, fn, values, rest, 0, False)
+        from concurrent.futures import ThreadPoolExecutor
+        self._worker_spaces(workers - 1)          # create every worker's memory before the threads
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(lambda w: self._blocks(k, gen, fn, values, rest[w::workers], w, False),
+                                    range(workers)))
+        faults = [r for r in results if r is not None]
+        return min(faults, key=lambda r: r[0]) if faults else None
+
+    def _worker_spaces(self, w: int) -> dict[str, np.ndarray]:
+        if w == 0:
+            return self.spaces
+        while len(self._extra_spaces) < w:
+            self._extra_spaces.append({loc: np.full(a.size, self.options.uninit_byte, np.uint8)
+                                       for loc, a in self.spaces.items()})
+        return self._extra_spaces[w - 1]
+
+    def _blocks(self, k, gen, fn, shared: dict, blocks: list[int], worker: int, fresh: bool):
+        """Run some blocks on one worker; stop at the first fault and return (block, err)."""
+        values = dict(shared)
+        spaces = self._worker_spaces(worker)
+        for loc in gen.spaces:
+            values[f"sp_{loc}"] = spaces[loc]
+        err = np.zeros(8, np.int64)
+        values["err"] = err
+        for blk in blocks:
             values["block_idx"] = blk
             try:
                 fn(*[values[n] for n in gen.params])
             except Exception as e:  # numba typing/lowering failure: a pypto bug, never the user's
                 if fresh:
-                    from ...errors import PtoError
                     raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
                                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                                    rule="this is a pypto bug, not an error in your kernel",
@@ -106,8 +143,8 @@ class SimBackend(Backend):
                 else:
                     self.stats.compiles += 1
             if err[0] != 0:
-                shapes = {p.index: tuple(a.shape) for p, a in zip(k.params, args) if isinstance(p, TensorParam)}
-                raise fault(err, gen.sites[int(err[7])], blk, k.name, shapes) from None
+                return blk, err
+        return None
 
     def run_eager(self, kfn, specs: tuple, args: tuple, block_dim: int) -> None:
         params = kfn.make_params(specs, args)

@@ -1,0 +1,87 @@
+"""Multi-block launches: worker threads with their own on-chip memory give the same results and
+report the same (lowest) faulting block as an in-order run and as eager mode."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto
+from pypto import pto
+
+pytestmark = pytest.mark.usefixtures("fresh")
+
+
+@pypto.kernel(dynamic_shapes=True)
+def scale_rows(x, z, s):
+    """Block b handles rows b, b + block_num, ...: z[r] = x[r] * s + r."""
+    rows = x.shape[0]
+    t = pto.Tile(pto.Vec, pto.float32, (1, 64))
+    for r in pto.range(pto.block_idx(), rows, pto.block_num()):
+        pto.TLOAD(t, x[r:r + 1, 0:64])
+        pto.TMULS(t, t, s)
+        pto.TADDS(t, t, r)
+        pto.TSTORE(z[r:r + 1, 0:64], t)
+
+
+@pypto.kernel(dynamic_shapes=True)
+def overrun(x, z, limit):
+    """Blocks >= limit read one row past the end of x."""
+    t = pto.Tile(pto.Vec, pto.float32, (1, 64))
+    b = pto.block_idx()
+    r = b + (b // limit) * x.shape[0]          # in range for b < limit, past the end otherwise
+    pto.TLOAD(t, x[r:r + 1, 0:64])
+    pto.TSTORE(z[b:b + 1, 0:64], t)
+
+
+def _run(kern, blocks, mode, threads, *host):
+    pypto.init(sim=pypto.SimOptions(mode=mode, threads=threads))
+    try:
+        devs = [pypto.Tensor(h) for h in host[:-1]] + [host[-1]]
+        out = pypto.zeros(host[0].shape, pypto.float32)
+        kern[blocks](devs[0], out, *devs[1:])
+        return out.numpy()
+    finally:
+        pypto.finalize()
+
+
+@pytest.mark.parametrize("blocks", [1, 3, 8, 13])
+def test_threads_and_modes_agree_with_reference(blocks):
+    x = np.random.default_rng(blocks).standard_normal((29, 64)).astype(np.float32)
+    want = x * np.float32(1.5) + np.arange(29, dtype=np.float32)[:, None]
+    got = {(m, t): _run(scale_rows, blocks, m, t, x, 1.5)
+           for m, t in (("compiled", 1), ("compiled", 4), ("eager", 1))}
+    for key, g in got.items():
+        np.testing.assert_array_equal(g, want, err_msg=str(key))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5])
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+def test_lowest_faulting_block_is_reported(mode, threads):
+    x = np.ones((16, 64), np.float32)
+    pypto.init(sim=pypto.SimOptions(mode=mode, threads=threads))
+    try:
+        xd, zd = pypto.Tensor(x), pypto.zeros((16, 64), pypto.float32)
+        with pytest.raises(pypto.errors.GMBoundsError) as ei:
+            overrun[9](xd, zd, 5)
+        assert "block 5" in str(ei.value)
+    finally:
+        pypto.finalize()
+
+
+def test_workers_have_their_own_on_chip_memory():
+    pypto.init(sim=pypto.SimOptions(threads=3))
+    try:
+        x, z = pypto.Tensor(np.ones((6, 64), np.float32)), pypto.zeros((6, 64), pypto.float32)
+        scale_rows[6](x, z, 2.0)
+        be = pypto.runtime.current().backend
+        assert len(be._extra_spaces) == 2
+        ub = [be.spaces["Vec"]] + [s["Vec"] for s in be._extra_spaces]
+        assert len({a.ctypes.data for a in ub}) == 3
+        assert all(a.nbytes == 192 * 1024 for a in ub)
+    finally:
+        pypto.finalize()
+
+
+def test_threads_option_is_validated():
+    with pytest.raises(pypto.PtoError):
+        pypto.SimOptions(threads=0)

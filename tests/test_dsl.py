@@ -158,68 +158,33 @@ def test_unknown_location(x8):
 
 # -- UB capacity over a whole kernel (auto placement) -----------------------------------------
 
-@pypto.kernel
-def seven_tiles(x, z):
-    a = pto.Tile(pto.Vec, pto.float32, (64, 128))     # 32 KiB each: 7 x 32 = 224 KiB > 192 KiB
-    b = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    c = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    d = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    e = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    f = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    g = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    pto.TLOAD(a, x[0:64, 0:128])
-    pto.TADDS(b, a, 1.0)
-    pto.TADDS(c, b, 1.0)
-    pto.TADDS(d, c, 1.0)
-    pto.TADDS(e, d, 1.0)
-    pto.TADDS(f, e, 1.0)
-    pto.TADDS(g, f, 1.0)
-    pto.TSTORE(z[0:64, 0:128], g)
+def chain_kernel(n: int, mode: str | None = None):
+    """n 64x128 float32 tiles (32 KiB each: 6 fill the a2a3 UB exactly, 7 overflow it), each the
+    previous plus 1; the last is stored."""
+    def chain(x, z):
+        tiles = [pto.Tile(pto.Vec, pto.float32, (64, 128)) for _ in range(n)]
+        pto.TLOAD(tiles[0], x[0:64, 0:128])
+        for prev, t in zip(tiles, tiles[1:]):
+            pto.TADDS(t, prev, 1.0)
+        pto.TSTORE(z[0:64, 0:128], tiles[-1])
+    chain.__name__ = f"chain{n}"
+    return pypto.kernel(chain, mode=mode)
 
 
-@pypto.kernel
-def six_tiles(x, z):
-    a = pto.Tile(pto.Vec, pto.float32, (64, 128))     # exactly 192 KiB
-    b = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    c = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    d = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    e = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    f = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    pto.TLOAD(a, x[0:64, 0:128])
-    pto.TADDS(b, a, 1.0)
-    pto.TADDS(c, b, 1.0)
-    pto.TADDS(d, c, 1.0)
-    pto.TADDS(e, d, 1.0)
-    pto.TADDS(f, e, 1.0)
-    pto.TSTORE(z[0:64, 0:128], f)
-
-
-@pypto.kernel
-def five_tiles(x, z):
-    a = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    b = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    c = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    d = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    e = pto.Tile(pto.Vec, pto.float32, (64, 128))
-    pto.TLOAD(a, x[0:64, 0:128])
-    pto.TADDS(b, a, 1.0)
-    pto.TADDS(c, b, 1.0)
-    pto.TADDS(d, c, 1.0)
-    pto.TADDS(e, d, 1.0)
-    pto.TSTORE(z[0:64, 0:128], e)
+seven_tiles, six_tiles, five_tiles = chain_kernel(7), chain_kernel(6), chain_kernel(5)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_tiles_that_overflow_ub_together(mode):
     x, z = f32((64, 128)), pypto.zeros((64, 128), pypto.float32)
-    k = pypto.kernel(seven_tiles.fn, mode=mode)
+    k = chain_kernel(7, mode)
     e = raises(E.TileCapacityError, k, x, z)
     msg = str(e)
     assert "UB" in msg                                   # the space
-    assert "tile g" in msg                               # the tile that does not fit
+    assert "tile t6" in msg                              # the tile that does not fit
     assert "32768" in msg                                # its bytes
     assert str(UB_A2A3) in msg                           # the capacity
-    assert_site(e, "pto.TADDS(g, f, 1.0)")
+    assert_site(e, "pto.TADDS(t, prev, 1.0)")
     assert not z.numpy().any()                           # nothing ran
 
 
@@ -236,7 +201,7 @@ def test_five_tiles_run():
 def test_seven_tiles_fit_the_a5_ub(restart):
     restart(soc="a5")
     text = seven_tiles.ir(f32((64, 128)), pypto.zeros((64, 128), pypto.float32))
-    assert "@ 0x30000" in text                           # g, the 7th 32 KiB tile, at 192 KiB
+    assert "@ 0x30000" in text                           # t6, the 7th 32 KiB tile, at 192 KiB
 
 
 # -- TASSIGN (manual placement) ---------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
-from ..ir.nodes import ExprLike, GmView, binop as _binop, is_runtime as _is_runtime
+from ..ir.nodes import ExprLike, GmView, binop as _binop
 from ..isa import TABLE as _TABLE
 from ..isa.schema import PIPES as _PIPES
 from . import builder as _B

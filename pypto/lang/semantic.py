@@ -347,7 +347,6 @@ def _describe(x) -> str:
 
 def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
     """Check one instruction use against the table, then hand it to the active builder."""
-    from .tile import GmTensor, Tile
     b = B.current(f"pto.{name}")
     spec = TABLE[name]
     soc = b.soc
@@ -465,7 +464,7 @@ def _tile_shape_for_view(t: TileVar, v: GmView, name: str) -> None:
     else:
         rows = s[3]
         cols = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
-    for i, (want, n) in enumerate(((rows, "rows"), (cols, "cols"))):
+    for i, want in enumerate((rows, cols)):
         have = t.valid[i]
         if _static_int(want) and _static_int(have) and want != have:
             raise ShapeError(

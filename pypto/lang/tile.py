@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.nodes import ExprLike, GmView, TensorParam, TileVar, Var
+from ..ir.nodes import ExprLike, GmView, TensorParam, TileVar
 from . import builder as B
 from . import semantic as S
 

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ...ir.nodes import (Assign, BinOp, Expr, For, InstrNode, Kernel, ScalarParam, SetValid,
-                         Stmt, Sync, TensorParam, TileVar, Var, free_vars, walk)
+                         Stmt, Sync, TensorParam, TileVar, Var)
 from . import lowering as L
 
 IMPORTS = """\
@@ -107,7 +107,7 @@ class _Gen:
     def call(self, c: L.Call, node: Stmt, depth: int) -> None:
         mod, fn = c.fn.split(".")
         self.emit(f"_{mod}.{fn}({', '.join(self.arg(a) for a in c.args)})", depth)
-        self.emit(f"if err[0] != 0:", depth)
+        self.emit("if err[0] != 0:", depth)
         self.emit(f"    err[7] = {self.site(node)}", depth)
         self.emit("    return", depth)
 
@@ -177,4 +177,4 @@ def generate(k: Kernel, soc) -> Generated:
     return Generated(src, params, g.sites, shape_vars, spaces)
 
 
-__all__ = ["generate", "Generated", "free_vars", "walk"]
+__all__ = ["generate", "Generated", "module_source"]

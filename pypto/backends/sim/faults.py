@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...errors import (GMBoundsError, PtoError, ShapeError, TileAlignmentError, TileCapacityError,
                        ValidRegionError)
-from ...ir.nodes import Assign, GmView, InstrNode, SetValid, Stmt
+from ...ir.nodes import GmView, InstrNode, SetValid, Stmt
 from ...isa import TABLE
 from .insns import errcodes as E
 
@@ -77,4 +77,4 @@ def fault(err, node: Stmt, block: int, kernel: str, shapes: dict | None = None) 
     return e.located(where)
 
 
-__all__ = ["fault", "Assign"]
+__all__ = ["fault"]

@@ -30,17 +30,33 @@ _VERSION = "pypto-sim-3-" + _impl_fingerprint()
 
 
 def load(source: str, cache_dir: str):
-    """Return (function, freshly_loaded_in_this_process)."""
-    key = hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
-    fn = _LOADED.get(key)
-    if fn is not None:
-        return fn, False
+    """The function ``kernel`` of a generated module: (function, freshly loaded in this process)."""
+    key = _key(source)
+    if key in _LOADED:
+        return _LOADED[key].kernel, False
+    return load_module(source, cache_dir, "k").kernel, True
+
+
+def _key(source: str) -> str:
+    return hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
+
+
+def load_module(source: str, cache_dir: str, prefix: str):
+    """Import generated source as a real module file in cache_dir (written once, atomically)."""
+    key = _key(source)
+    if key in _LOADED:
+        return _LOADED[key]
     try:
         os.makedirs(cache_dir, exist_ok=True)
     except OSError as e:
         raise PtoError(f"cannot create the kernel cache directory {cache_dir}: {e}",
                        fix="set PYPTO_CACHE_DIR to a writable directory") from None
-    name = f"pypto_k_{key}"
+    name = f"pypto_{prefix}_{key}"
+    if cache_dir not in sys.path:
+        sys.path.append(cache_dir)   # numba re-imports a cached callee's module by name
+    if name in sys.modules:
+        _LOADED[key] = sys.modules[name]
+        return sys.modules[name]
     path = os.path.join(cache_dir, name + ".py")
     if not os.path.exists(path):
         fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
@@ -51,6 +67,5 @@ def load(source: str, cache_dir: str):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod          # numba's cache finds a function's module by name
     spec.loader.exec_module(mod)
-    fn = mod.kernel
-    _LOADED[key] = fn
-    return fn, True
+    _LOADED[key] = mod
+    return mod

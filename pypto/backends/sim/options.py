@@ -16,6 +16,11 @@ def _env_threads() -> int:
     return int(os.environ.get("PYPTO_SIM_THREADS") or os.cpu_count() or 1)
 
 
+def default_cache_dir() -> str:
+    """PYPTO_CACHE_DIR, else $XDG_CACHE_HOME/pypto/kernels, else ~/.cache/pypto/kernels."""
+    return _env_cache()
+
+
 def _env_cache() -> str:
     return os.environ.get("PYPTO_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pypto", "kernels")

@@ -37,6 +37,13 @@ def _check(rowmajor, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc
 
 
 @njit(**_J)
+def _copy(dst, src, n):
+    """dst[:n] = src[:n] over two contiguous views (vectorises; no shape-check error path)."""
+    for i in range(n):
+        dst[i] = src[i]
+
+
+@njit(**_J)
 def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
           gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
     if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
@@ -49,7 +56,7 @@ def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
                     if rowmajor:
                         base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * drs
                         if dcs == 1 and t4 == 1:
-                            dst[base:base + s4] = gm[g:g + s4]
+                            _copy(dst[base:base + s4], gm[g:g + s4], s4)
                         else:
                             for c in range(s4):
                                 dst[base + c * dcs] = gm[g + c * t4]
@@ -83,7 +90,7 @@ def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4,
                     if rowmajor:
                         base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * srs
                         if scs == 1 and t4 == 1:
-                            gm[g:g + s4] = src[base:base + s4]
+                            _copy(gm[g:g + s4], src[base:base + s4], s4)
                         else:
                             for c in range(s4):
                                 gm[g + c * t4] = src[base + c * scs]

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import runtime
-from .errors import DTypeError, ShapeError, UseAfterFreeError
+from .errors import DTypeError, HostMemoryError, ShapeError, UseAfterFreeError
 
 
 def _c_order(a: np.ndarray) -> np.ndarray:
@@ -206,6 +206,13 @@ class Tensor:
             return f"pypto.Tensor(<freed>, shape={self._shape}, dtype={self._dtype.name})"
         return (f"pypto.Tensor(shape={self._shape}, dtype={self._dtype.name}, "
                 f"device_ptr={self._buf.addr:#x})")
+
+    def __array__(self, dtype=None, copy=None):
+        raise HostMemoryError(
+            f"numpy cannot read pypto.Tensor {self._dtype.name}{list(self._shape)} directly: it "
+            "lives in device (GM) memory",
+            rule="host code sees device memory only through an explicit, counted copy",
+            fix="call tensor.numpy() to copy it to the host")
 
     def __len__(self) -> int:
         return self._shape[0] if self._shape else 1

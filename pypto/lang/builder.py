@@ -6,6 +6,8 @@ eager executor (runs each node at once). The DSL never patches modules or user g
 from __future__ import annotations
 
 import contextlib
+import functools
+import linecache
 import contextvars
 import os
 import sys
@@ -70,18 +72,23 @@ def activate(builder: Builder):
         _active.reset(token)
 
 
+@functools.lru_cache(maxsize=None)
+def _outside_pypto(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
+
+
+@functools.lru_cache(maxsize=4096)
+def _site(filename: str, lineno: int, function: str) -> Site:
+    line = linecache.getline(filename, lineno)
+    return Site(os.path.basename(filename), lineno, line, function)
+
+
 def user_site() -> Site | None:
     """The innermost stack frame outside the pypto package: the user's kernel line."""
     f = sys._getframe(1)
     while f is not None:
-        fn = os.path.abspath(f.f_code.co_filename)
-        if not fn.startswith(_PKG_DIR + os.sep):
-            line = ""
-            try:
-                import linecache
-                line = linecache.getline(fn, f.f_lineno)
-            except Exception:  # noqa: BLE001 - a missing source line is not an error
-                pass
-            return Site(os.path.basename(fn), f.f_lineno, line, f.f_code.co_name)
+        code = f.f_code
+        if _outside_pypto(code.co_filename):
+            return _site(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
     return None

@@ -356,7 +356,8 @@ def test_new_shape_does_not_recompile(target, pto_session):
         a, b = make_inputs(rng, "add", "float32", shape)
         out = np.zeros_like(a)
         run_seed("add", a, b, out)
-        assert_bits_equal(out, ref.binary("add", a, b), inputs={"a": a, "b": b})
+        expected, loose = ref.binary("add", a, b, with_loose=True)
+        assert_bits_equal(out, expected, loose=loose, inputs={"a": a, "b": b})
     assert pypto.stats().compiles == before, "a new shape of 'add' must not recompile"
 
 

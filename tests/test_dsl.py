@@ -786,3 +786,28 @@ def test_dynamic_shapes_compile_once_for_every_shape():
         _run_mix("compiled", f16(shape), f16(shape), 1.0, 2)
     assert len(k._traces) == traces == 1
     assert _loaded() == n0
+
+
+# -- mode parameters ------------------------------------------------------------------------------
+
+@pypto.kernel
+def atomic_store(x, z):
+    t = pto.Tile(pto.Vec, pto.float32, (1, 8))
+    pto.TLOAD(t, x[0:1, 0:8])
+    pto.TSTORE(z[0:1, 0:8], t, atomic="AtomicAdd")
+
+
+@pypto.kernel
+def bad_param_store(x, z):
+    t = pto.Tile(pto.Vec, pto.float32, (1, 8))
+    pto.TLOAD(t, x[0:1, 0:8])
+    pto.TSTORE(z[0:1, 0:8], t, atomic="Sometimes")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unsimulated_mode_parameter_is_refused_not_ignored(mode):
+    x, z = f32((1, 8)), pypto.zeros((1, 8), pypto.float32)
+    e = raises(E.NotSimulatedError, pypto.kernel(atomic_store.fn, mode=mode), x, z)
+    assert "atomic=AtomicAdd" in str(e)
+    assert not z.numpy().any()
+    raises(E.OperandError, pypto.kernel(bad_param_store.fn, mode=mode), x, z)

@@ -110,7 +110,8 @@ class Backend:
             self.free(buf)
 
     # -- kernels -------------------------------------------------------------------------------
-    def supports(self, name: str) -> bool:
+    def supports(self, name: str, params: dict | None = None) -> bool:
+        """Can this backend run instruction ``name`` with these mode parameters?"""
         raise NotImplementedError
 
     def default_mode(self) -> str:

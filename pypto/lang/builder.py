@@ -27,7 +27,8 @@ class Builder:
     soc: Any          # SocProfile
     eager: bool = False
 
-    def supports(self, name: str) -> bool:  # instruction has semantics on the target
+    def supports(self, name: str, params: dict | None = None) -> bool:
+        """Does the target have semantics for this instruction (with these mode parameters)?"""
         raise NotImplementedError
 
     def emit(self, stmt: Stmt) -> None:

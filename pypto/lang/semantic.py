@@ -364,6 +364,16 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
         if unknown:
             raise OperandError(f"{name}: unknown parameter(s) {sorted(unknown)}",
                                fix=f"known: {[p.name for p in spec.params]}")
+        for p in spec.params:
+            if p.name in params and p.values and params[p.name] not in p.values:
+                raise OperandError(f"{name}: {p.name}={params[p.name]!r} is not a {p.type}",
+                                   rule=f"{p.name} is one of {', '.join(map(str, p.values))}")
+        if params and not b.supports(name, params):
+            raise NotSimulatedError(
+                f"{name} with {', '.join(f'{k}={v}' for k, v in params.items())} is not simulated yet",
+                rule=f"this version simulates {name} with its default parameters only",
+                fix=f"leave the parameters at their defaults "
+                    f"({', '.join(f'{p.name}={p.default}' for p in spec.params)})")
         ops: list[Any] = []
         group: dict[str, tuple[Any, str]] = {}
         for o, x in zip(spec.operands, operands):

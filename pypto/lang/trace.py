@@ -24,8 +24,8 @@ class TraceBuilder(Builder):
         self._bidx = Var("block_idx", "block_idx")
         self._bnum = Var("block_num", "block_num")
 
-    def supports(self, name: str) -> bool:
-        return self._supports(name)
+    def supports(self, name: str, params: dict | None = None) -> bool:
+        return self._supports(name, params)
 
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)

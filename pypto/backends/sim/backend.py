@@ -50,8 +50,8 @@ class SimBackend(Backend):
         buf.handle.fill(self.options.uninit_byte)
 
     # -- kernels -------------------------------------------------------------------------------
-    def supports(self, name: str) -> bool:
-        return name in L.SIMULATED
+    def supports(self, name: str, params: dict | None = None) -> bool:
+        return L.simulated(name, params)
 
     def default_mode(self) -> str:
         return self.options.mode

@@ -62,8 +62,8 @@ class EagerBuilder(Builder):
         self._site_counts: dict = {}
         self._site_tiles: dict = {}
 
-    def supports(self, name: str) -> bool:
-        return name in L.SIMULATED
+    def supports(self, name: str, params: dict | None = None) -> bool:
+        return L.simulated(name, params)
 
     def new_tile(self, tile: TileVar, site=None) -> None:
         """A tile declared again at the same place in a later loop iteration is the same tile

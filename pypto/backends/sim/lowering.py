@@ -175,3 +175,13 @@ RULES = {
 }
 
 SIMULATED = frozenset(RULES) | {"TASSIGN"}
+
+
+def simulated(name: str, params: dict | None = None) -> bool:
+    """True if the simulator has semantics for this instruction with these mode parameters
+    (so far only every parameter's default, e.g. TSTORE without atomic add)."""
+    if name not in SIMULATED:
+        return False
+    from ...isa import TABLE
+    defaults = {p.name: p.default for p in TABLE[name].params}
+    return all(defaults.get(k) == v for k, v in (params or {}).items())

@@ -40,6 +40,12 @@ class DType:
     def bits(self) -> int:
         return self.itemsize * 8
 
+    def wrap(self, x: int) -> int:
+        """An int converted to this integer type as a two's-complement cast does (keeps the low bits)."""
+        m = 1 << self.bits
+        x %= m
+        return x - m if self.kind == "int" and x >= m // 2 else x
+
     def __repr__(self) -> str:
         return f"pypto.{self.name}"
 

@@ -29,11 +29,9 @@ class PtoError(Exception):
 
     def located(self, where: str) -> "PtoError":
         """Return the same error with a location prefix (kernel, block, instruction, line)."""
-        if self.where and self.where in where:
-            pass
-        elif self.where and where in self.where:
+        if self.where and where in self.where:
             where = self.where
-        elif self.where:
+        elif self.where and self.where not in where:
             where = f"{where}; {self.where}"
         self.where = where
         self.args = (self._render(),)

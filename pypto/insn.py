@@ -16,6 +16,7 @@ from . import dtypes as D
 from . import isa, runtime
 from .errors import (DTypeError, DTypeMismatchError, HostMemoryError, InsnNotFoundError,
                      OperandError, OperandIndexError, OperandNotSetError, ShapeError)
+from .library import BINARY, TILE_SCALAR, launch_dims
 from .tensor import Tensor
 
 _UNSET = object()
@@ -32,7 +33,6 @@ _SCALAR_SLOTS = (_Slot("src", "in"), _Slot("scalar", "scalar"), _Slot("dst", "ou
 
 
 def _library(pto_name: str):
-    from .library import BINARY, TILE_SCALAR
     if pto_name in BINARY:
         return BINARY[pto_name], _BINARY_SLOTS
     if pto_name in TILE_SCALAR:
@@ -48,15 +48,12 @@ class Insn:
         self._session = session
         self._kernel, self._slots = _library(spec.name)
         self._ops: list[Any] = [_UNSET] * len(self._slots)
+        self.dtypes: tuple[D.DType, ...] = tuple(D.BY_NAME[s] for s in spec.dtypes_on(session.soc.name))
 
     name = property(lambda self: self._spec.seed or self._spec.name.lower())
     pto_name = property(lambda self: self._spec.name)
     insn_id = property(lambda self: self._spec.opcode)
     num_operands = property(lambda self: len(self._slots))
-
-    @property
-    def dtypes(self) -> tuple[D.DType, ...]:
-        return tuple(D.BY_NAME[s] for s in self._spec.dtypes_on(self._session.soc.name))
 
     @property
     def signature(self) -> str:
@@ -158,14 +155,10 @@ class Insn:
                     raise DTypeError(f"{self.name}: scalar {v!r} is not an integer but the tensors are {dt.name}",
                                      rule="the scalar is converted to the tensors' element type",
                                      fix="pass an int, or use float tensors")
-                v = int(v)
-            m = 1 << dt.bits                  # wrap into the element type, as the conversion does
-            v = int(v) % m
-            return v - m if dt.kind == "int" and v >= m // 2 else v
+            return dt.wrap(int(v))        # the conversion to the element type keeps the low bits
         return float(v)
 
     def _run(self, dt: D.DType, shape, scalar) -> None:
-        backend = self._session.backend
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
         dev: list[Tensor] = []
@@ -183,23 +176,15 @@ class Insn:
                 else:
                     t = v
                 dev.append(t._alias((t.size,)))
-            n = dev[0].size
-            blocks = _blocks(n, dt, self._session.soc)
+            blocks = launch_dims(dev[0].size, dt.itemsize, self._session.soc.aiv_cores)
             args = dev if scalar is None else [dev[0], dev[1], scalar]
             self._kernel[blocks](*args)
             for host, t in outputs:
-                res = t.numpy()
-                np.copyto(host, res.reshape(host.shape))
+                np.copyto(host, t.numpy())
         finally:
             for t in staged:
                 if not t.is_freed:
                     t.free()
-        del backend
-
-
-def _blocks(n: int, dt: D.DType, soc) -> int:
-    from .library import launch_dims
-    return launch_dims(n, dt.itemsize, soc.aiv_cores)
 
 
 def load_insn(name: str) -> Insn:

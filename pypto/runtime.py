@@ -13,13 +13,12 @@ from .isa.soc import SocProfile, get_profile
 class Session:
     """One initialised pypto runtime. ``with pypto.init():`` finalizes on exit."""
 
-    def __init__(self, backend, soc: SocProfile, device: int, strict_host_operands: bool, args: dict):
+    def __init__(self, backend, soc: SocProfile, device: int, strict_host_operands: bool):
         self.backend = backend
         self.soc = soc
         self.device = device
         self.strict_host_operands = strict_host_operands
         self.tensors: "weakref.WeakSet[Any]" = weakref.WeakSet()
-        self._args = args
 
     @property
     def backend_name(self) -> str:
@@ -59,7 +58,6 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
     (or no) arguments returns the running session.
     """
     global _session
-    args = dict(backend=backend, soc=soc, device=device, strict_host_operands=strict_host_operands, sim=sim)
     if _session is not None:
         running = dict(backend=_session.backend.name, soc=_session.soc.name, device=_session.device,
                        strict_host_operands=_session.strict_host_operands,
@@ -84,7 +82,7 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
     if not isinstance(device, int) or isinstance(device, bool) or not 0 <= device < be.device_count():
         raise DeviceError(f"device {device!r} does not exist: {name} has {be.device_count()} device(s)",
                           fix="use device=0")
-    _session = Session(be, profile, device, strict_host_operands, args)
+    _session = Session(be, profile, device, strict_host_operands)
     return _session
 
 

@@ -150,11 +150,7 @@ class Tensor:
         return self._buf.freed
 
     def _check_live(self, what: str) -> None:
-        if self._buf.freed:
-            raise UseAfterFreeError(
-                f"{what}: tensor {self._dtype.name}{list(self._shape)} at {self._buf.addr:#x} was freed",
-                rule="a device tensor cannot be used after free() or pypto.finalize()",
-                fix="keep the tensor alive until its last use, or create a new one")
+        self._buf.check_live(what)
         if runtime._session is not self._session:
             raise UseAfterFreeError(f"{what}: this tensor belongs to a session that has ended",
                                     rule="pypto.finalize() frees every tensor of the session",

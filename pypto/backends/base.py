@@ -46,7 +46,8 @@ class DeviceBuffer:
     def check_live(self, what: str) -> None:
         if self.freed:
             raise UseAfterFreeError(
-                f"{what}: device memory at {self.addr:#x} ({self.nbytes} bytes) was already freed",
+                f"{what}: device memory {self.label} at {self.addr:#x} ({self.nbytes} bytes) was "
+                "already freed",
                 rule="a device tensor cannot be used after free() (or after pypto.finalize())",
                 fix="keep the tensor alive until its last use, or allocate a new one")
 

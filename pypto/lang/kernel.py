@@ -113,18 +113,21 @@ class KernelFunction:
             self._traces[key] = k
         return k
 
+    def run_body(self, builder, args: list) -> None:
+        """Run the Python body with ``builder`` receiving its instructions (trace or eager)."""
+        with activate(builder):
+            ret = self.fn(*args)
+        if ret is not None:
+            raise TraceError(f"kernel {self.name} returned {ret!r}",
+                             rule="kernels return nothing; results go to GM with TSTORE")
+
     def _trace(self, specs: tuple, soc, supports) -> Kernel:
         from ..ir.verify import verify
         params = self.make_params(specs)
         b = TraceBuilder(soc, supports)
-        call_args = [GmTensor(p) if isinstance(p, TensorParam) else p.var for p in params]
-        with activate(b):
-            ret = self.fn(*call_args)
-        if ret is not None:
-            raise TraceError(f"kernel {self.name} returned {ret!r}",
-                             rule="kernels return nothing; results go to GM with TSTORE")
+        self.run_body(b, [GmTensor(p) if isinstance(p, TensorParam) else p.var for p in params])
         k = Kernel(self.name, params, b.tiles, b.body, soc.name,
-                   source=f"{inspect.getsourcefile(self.fn) and os.path.basename(inspect.getsourcefile(self.fn))}:{self.fn.__qualname__}")
+                   source=f"{os.path.basename(inspect.getsourcefile(self.fn) or '?')}:{self.fn.__qualname__}")
         verify(k, soc)
         return k
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import diagnostics as Dx
 from .. import dtypes as D
-from ..errors import (DTypeError, DTypeMismatchError, GMBoundsError, KernelError, LocationError,
-                      NotSimulatedError, OperandError, PtoError, ShapeError, TileAlignmentError,
-                      TileCapacityError, TileError, TileShapeError, ValidRegionError)
+from ..errors import (DTypeError, GMBoundsError, KernelError, LocationError,
+                      NotSimulatedError, OperandError, PtoError, ShapeError, TileCapacityError, TileError, TileShapeError, ValidRegionError)
 from ..ir.nodes import (Assign, Expr, ExprLike, GmView, InstrNode, SetValid, Site, TensorParam,
                         RtFloat, TileType, TileVar, binop, is_runtime, is_static)
+from ..ir.verify import check_operands
 from ..isa import TABLE
 from ..isa.soc import LOCATIONS, SocProfile
 from . import builder as B
@@ -194,21 +195,11 @@ class Placement:
         if isinstance(addr, Expr):
             t.manual = True
             return           # checked at run time
-        if not isinstance(addr, int) or isinstance(addr, bool):
-            raise _at(TileError(f"TASSIGN({t.name}, {addr!r}): the address must be an int byte offset",
-                                rule="TASSIGN takes an integral address inside the tile's buffer"), site)
+        where = f"{sp.buffer} ({sp.loc}, {self.soc.name})"
         if addr % sp.align:
-            raise _at(TileAlignmentError(
-                f"TASSIGN({t.name}, {addr:#x}): address is not {sp.align}-byte aligned",
-                rule=f"{sp.buffer} addresses must be multiples of {sp.align} bytes (SA-0354)",
-                fix=f"use {addr - addr % sp.align:#x} or {addr + sp.align - addr % sp.align:#x}"), site)
+            raise _at(Dx.assign_misaligned(t.name, addr, where, sp.align), site)
         if addr < 0 or addr + t.type.nbytes > sp.capacity:
-            raise _at(TileCapacityError(
-                f"TASSIGN({t.name}, {addr:#x}): {t.name} needs {t.type.nbytes} bytes, so it would end "
-                f"at {addr + t.type.nbytes:#x}, past the end of {sp.buffer} ({sp.loc}, {sp.capacity} "
-                f"bytes on {self.soc.name})",
-                rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)",
-                fix=f"use an address <= {sp.capacity - t.type.nbytes:#x}"), site)
+            raise _at(Dx.assign_past_end(t.name, addr, t.type.nbytes, where, sp.capacity), site)
         for other in self.auto.get(sp.loc, []):
             if other is not t and addr < other.addr + other.type.nbytes and other.addr < addr + t.type.nbytes:
                 raise _at(TileError(
@@ -234,10 +225,7 @@ def _bound(what: str, value: ExprLike, limit: ExprLike, site: Site | None, tenso
     """0 <= value <= limit, statically if possible; otherwise returned for a run-time check."""
     if _static_int(value) and _static_int(limit):
         if not 0 <= value <= limit:
-            raise _at(GMBoundsError(
-                f"view of {tensor.name} (shape {tuple(tensor.shape)}): {what} = {value} is outside 0..{limit}",
-                rule="a GM view must stay inside its tensor",
-                fix="clamp the window with pto.min(...) and give the tile a matching valid region"), site)
+            raise _at(Dx.gm_out_of_bounds(tensor.name, tensor.shape, what, value, limit), site)
         return None
     return (what, value, limit)
 
@@ -327,22 +315,14 @@ def global_tensor(tensor: TensorParam, shape, stride, offset, layout, site) -> G
 
 # -- instructions -----------------------------------------------------------------------------------
 
-def _operand_kind(x) -> str:
+def _to_ir(x: Any, site: Site | None) -> Any:
+    """A DSL operand as an IR operand: Tile -> TileVar, a whole tensor parameter -> its full view."""
     from .tile import GmTensor, Tile
     if isinstance(x, Tile):
-        return "tile"
-    if isinstance(x, (GmView, GmTensor)):
-        return "gm"
-    if isinstance(x, (int, float, Expr)) and not isinstance(x, bool):
-        return "scalar"
-    return type(x).__name__
-
-
-def _describe(x) -> str:
-    from .tile import Tile
-    if isinstance(x, Tile):
-        return f"tile {x.name} ({x._tv.type})"
-    return repr(x)
+        return x._tv
+    if isinstance(x, GmTensor):
+        return slice_view(x._param, (), site)
+    return x
 
 
 def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
@@ -356,10 +336,6 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
                 f"{name} (opcode {spec.opcode:#06x}) is in the ISA table but is not simulated yet",
                 rule=f"{name}: {spec.summary}",
                 fix="use an instruction this version simulates (see docs/isa-reference.md)")
-        if len(operands) != len(spec.operands):
-            names = ", ".join(o.name for o in spec.operands)
-            raise OperandError(f"{name} takes {len(spec.operands)} operands ({names}), got {len(operands)}",
-                               rule="PTO operand order: destination first")
         unknown = set(params) - {p.name for p in spec.params}
         if unknown:
             raise OperandError(f"{name}: unknown parameter(s) {sorted(unknown)}",
@@ -374,47 +350,8 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
                 rule=f"this version simulates {name} with its default parameters only",
                 fix=f"leave the parameters at their defaults "
                     f"({', '.join(f'{p.name}={p.default}' for p in spec.params)})")
-        ops: list[Any] = []
-        group: dict[str, tuple[Any, str]] = {}
-        for o, x in zip(spec.operands, operands):
-            kind = _operand_kind(x)
-            if kind != o.kind:
-                raise OperandError(f"{name} operand {o.name}: expected a {o.kind}, got {_describe(x)}",
-                                   rule=f"{name}({', '.join(p.name for p in spec.operands)})")
-            if kind == "tile":
-                t = x._tv
-                if t.type.loc not in o.locs:
-                    raise LocationError(
-                        f"{name} operand {o.name}: tile {t.name} lives in {t.type.loc}",
-                        rule=f"{name}.{o.name} must be a tile in {' or '.join(o.locs)}",
-                        fix=f"declare {t.name} with pto.{o.locs[0]}")
-                dt = t.type.dtype
-                ops.append(t)
-            elif kind == "gm":
-                v = x if isinstance(x, GmView) else slice_view(x._param, (), site)
-                dt = v.tensor.dtype
-                ops.append(v)
-            else:
-                dt = None
-                ops.append(x)
-            if dt is not None and o.group:
-                if o.group in group and group[o.group][0] != dt:
-                    first_dt, first = group[o.group]
-                    raise DTypeMismatchError(
-                        f"{name}: {o.name} is {dt.name} but {first} is {first_dt.name}",
-                        rule=f"{name} operands {', '.join(p.name for p in spec.operands if p.group == o.group)} "
-                             "share one element type",
-                        fix="convert one of them (TCVT) or declare matching tiles")
-                group.setdefault(o.group, (dt, o.name))
-        if "T" in group:
-            dt = group["T"][0]
-            legal = spec.dtypes_on(soc.name)
-            if legal and isinstance(legal[0], str) and dt.short not in legal:
-                raise DTypeError(
-                    f"{name} does not accept {dt.name} on {soc.name}",
-                    rule=f"{name} on {soc.name} takes {', '.join(D.BY_NAME[s].name for s in legal if s in D.BY_NAME)}",
-                    fix="convert with TCVT first" + (" or use soc='a5'" if soc.name != "a5" and
-                                                     dt.short in spec.dtypes_on("a5") else ""))
+        ops = tuple(_to_ir(x, site) for x in operands)
+        check_operands(name, ops, soc)
         check = _CHECKS.get(name) or _CHECKS.get(spec.category)
         if check is not None:
             check(spec, ops, soc)
@@ -423,21 +360,14 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
                 b.placement.ensure(x, site)
     except PtoError as e:
         raise _at(e, site) from None
-    b.emit(InstrNode(name, tuple(ops), dict(params), site=site))
+    b.emit(InstrNode(name, ops, dict(params), site=site))
 
 
 def _covers(name: str, dst: TileVar, src: TileVar, what: str) -> None:
-    """src's valid region must contain dst's (statically known parts only)."""
-    for i, n in ((0, "rows"), (1, "cols")):
-        d, s = dst.valid[i], src.valid[i]
+    """src's valid region must contain dst's (statically known parts; the rest at run time)."""
+    for d, s in zip(dst.valid, src.valid):
         if _static_int(d) and _static_int(s) and s < d:
-            raise ValidRegionError(
-                f"{name}: {what} {src.name} has {s} valid {n} but dst {dst.name} has {d}",
-                rule="an elementwise op computes over dst's valid region and reads the same "
-                     "elements of each source; elements outside a source's valid region are "
-                     "unspecified on the NPU",
-                fix=f"give {src.name} a valid region at least {dst.valid[0]}x{dst.valid[1]}, "
-                    f"or shrink {dst.name}'s with set_valid")
+            raise Dx.src_valid_too_small(name, what, src.name, src.valid, dst.name, dst.valid)
 
 
 def _check_elementwise(spec, ops, soc) -> None:
@@ -474,16 +404,9 @@ def _tile_shape_for_view(t: TileVar, v: GmView, name: str) -> None:
     else:
         rows = s[3]
         cols = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
-    for i, want in enumerate((rows, cols)):
-        have = t.valid[i]
+    for want, have in zip((rows, cols), t.valid):
         if _static_int(want) and _static_int(have) and want != have:
-            raise ShapeError(
-                f"{name}: the GM view is {rows}x{cols} (as tile rows x cols) but tile {t.name} has "
-                f"a {t.valid[0]}x{t.valid[1]} valid region",
-                rule=f"{name} moves exactly the tile's valid region: a {t.type.layout_name} tile needs "
-                     "validRow == s0*s1*s2*s3 and validCol == s4 (pto-isa-semantics 4.2)",
-                fix=f"slice the GM view to {t.valid[0]}x{t.valid[1]} or set the tile's valid region "
-                    f"to {rows}x{cols} (valid=... or set_valid)")
+            raise Dx.view_shape_mismatch(name, (rows, cols), t.name, t.valid, t.type.layout_name)
 
 
 def _check_tload(spec, ops, soc) -> None:
@@ -516,9 +439,7 @@ def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> 
         for n, v, lim in (("rows", rows, t.type.rows), ("cols", cols, t.type.cols)):
             require_kernel_scalar(v, f"set_valid({t.name}) {n}")
             if _static_int(v) and not 0 <= v <= lim:
-                raise ValidRegionError(f"set_valid({t.name}): valid {n} = {v} outside 0..{lim}",
-                                       rule="the valid region stays inside the tile",
-                                       fix=f"clamp with pto.min(..., {lim})")
+                raise Dx.valid_out_of_range(t.name, rows, cols, t.type.rows, t.type.cols)
     except PtoError as e:
         raise _at(e, site) from None
     b.emit(SetValid(t, rows, cols, site=site))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import PtoError
 from ..ir.nodes import ExprLike, GmView, TensorParam, TileVar
 from . import builder as B
 from . import semantic as S
@@ -23,10 +24,8 @@ class Tile:
         try:
             ty = S.check_tile_type(b.soc, loc, dtype, shape, blayout, slayout, fractal, pad, "pto.Tile")
             vpair, dyn = S.check_valid(ty, valid, "pto.Tile")
-        except Exception as e:  # PtoError: add the user's line
-            if hasattr(e, "located") and site is not None:
-                raise e.located(str(site)) from None
-            raise
+        except PtoError as e:
+            raise (e.located(str(site)) if site is not None else e) from None
         name = S.tile_name(site, b.tile_names, len(b.tile_names))
         init = (ty.rows, ty.cols) if dyn else vpair
         self._tv = TileVar(ty, init, dyn, name, id=len(b.tiles))

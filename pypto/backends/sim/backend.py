@@ -7,7 +7,6 @@ import numpy as np
 
 from ...errors import PtoError
 from ...ir.nodes import RtFloat, RtInt, TensorParam
-from ...lang.builder import activate
 from ...lang.tile import GmTensor
 from ..base import Backend, DeviceBuffer
 from . import codegen, compile as C
@@ -61,18 +60,16 @@ class SimBackend(Backend):
 
     @staticmethod
     def _gm(t) -> np.ndarray:
-        n = t.nbytes // t.dtype.itemsize
-        return t._buf.handle[:t.nbytes].view(t.dtype.storage)[:n]
+        return t._buf.handle[:t.nbytes].view(t.dtype.storage)
 
     def run_compiled(self, k, args: tuple, block_dim: int) -> None:
         entry = self._compiled.get(id(k))
-        if entry is None:
+        fresh = entry is None
+        if fresh:
             gen = codegen.generate(k, self.soc)
-            fn, fresh = C.load(gen.source, self.options.cache_dir)
-            entry = (k, gen, fn, fresh)
-            self._compiled[id(k)] = entry
-        _, gen, fn, fresh = entry
-        values: dict[str, object] = {}
+            entry = (k, gen, C.load(gen.source, self.options.cache_dir)[0])
+        _, gen, fn = entry
+        values: dict[str, object] = {"block_num": block_dim}
         for p, a in zip(k.params, args):
             if isinstance(p, TensorParam):
                 values[f"g{p.index}"] = self._gm(a)
@@ -80,68 +77,61 @@ class SimBackend(Backend):
                 values[f"s_{p.var.name}"] = a
         for idx, d, name in gen.shape_vars:
             values[name] = int(args[idx].shape[d])
-        values["block_num"] = block_dim
         self.stats.launches += 1
         # block 0 on this thread first: its call compiles (or loads) the kernel
-        failed = self._blocks(k, gen, fn, values, [0], 0, fresh)
+        try:
+            failed = self._blocks(gen, fn, values, [0], self.spaces)
+        except Exception as e:  # numba typing/lowering failure: a pypto bug, never the user's
+            if fresh:
+                raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
+                               f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                               rule="this is a pypto bug, not an error in your kernel",
+                               fix="please report it with the kernel; meanwhile try "
+                                   "@pypto.kernel(mode='eager')") from e
+            raise
+        if fresh:
+            self._compiled[id(k)] = entry
+            C.count_first_call(fn, self.stats)
         if failed is None and block_dim > 1:
-            failed = self._parallel_blocks(k, gen, fn, values, block_dim)
+            failed = self._parallel_blocks(gen, fn, values, block_dim)
         if failed is not None:
             blk, err = failed
             shapes = {p.index: tuple(a.shape) for p, a in zip(k.params, args) if isinstance(p, TensorParam)}
             raise fault(err, gen.sites[int(err[7])], blk, k.name, shapes) from None
 
-    def _parallel_blocks(self, k, gen, fn, values, block_dim: int):
+    def _parallel_blocks(self, gen, fn, values, block_dim: int):
         """Blocks 1..block_dim-1, spread round-robin over worker threads (the kernels release the
         GIL), each worker with its own on-chip memory as each AI core has. Returns the fault of the
         lowest faulting block, as a serial run would report it."""
         rest = list(range(1, block_dim))
         workers = max(1, min(self.options.threads, len(rest)))
+        spaces = self._worker_spaces(workers)
         if workers == 1:
-            return self._blocks(k, gen, fn, values, rest, 0, False)
+            return self._blocks(gen, fn, values, rest, spaces[0])
         from concurrent.futures import ThreadPoolExecutor
-        self._worker_spaces(workers - 1)          # create every worker's memory before the threads
         with ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(lambda w: self._blocks(k, gen, fn, values, rest[w::workers], w, False),
+            results = list(pool.map(lambda w: self._blocks(gen, fn, values, rest[w::workers], spaces[w]),
                                     range(workers)))
         faults = [r for r in results if r is not None]
         return min(faults, key=lambda r: r[0]) if faults else None
 
-    def _worker_spaces(self, w: int) -> dict[str, np.ndarray]:
-        if w == 0:
-            return self.spaces
-        while len(self._extra_spaces) < w:
+    def _worker_spaces(self, n: int) -> list[dict[str, np.ndarray]]:
+        """On-chip memory for n workers: the backend's own for the first, then one set per worker."""
+        while len(self._extra_spaces) < n - 1:
             self._extra_spaces.append({loc: np.full(a.size, self.options.uninit_byte, np.uint8)
                                        for loc, a in self.spaces.items()})
-        return self._extra_spaces[w - 1]
+        return [self.spaces] + self._extra_spaces[:n - 1]
 
-    def _blocks(self, k, gen, fn, shared: dict, blocks: list[int], worker: int, fresh: bool):
+    @staticmethod
+    def _blocks(gen, fn, shared: dict, blocks: list[int], spaces: dict[str, np.ndarray]):
         """Run some blocks on one worker; stop at the first fault and return (block, err)."""
         values = dict(shared)
-        spaces = self._worker_spaces(worker)
         for loc in gen.spaces:
             values[f"sp_{loc}"] = spaces[loc]
-        err = np.zeros(8, np.int64)
-        values["err"] = err
+        err = values["err"] = np.zeros(8, np.int64)
         for blk in blocks:
             values["block_idx"] = blk
-            try:
-                fn(*[values[n] for n in gen.params])
-            except Exception as e:  # numba typing/lowering failure: a pypto bug, never the user's
-                if fresh:
-                    raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
-                                   f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                                   rule="this is a pypto bug, not an error in your kernel",
-                                   fix="please report it with the kernel; meanwhile try "
-                                       "@pypto.kernel(mode='eager')") from e
-                raise
-            if fresh:
-                fresh = False
-                self._compiled[id(k)] = (k, gen, fn, False)
-                if sum(fn.stats.cache_hits.values()):
-                    self.stats.cache_loads += 1
-                else:
-                    self.stats.compiles += 1
+            fn(*[values[n] for n in gen.params])
             if err[0] != 0:
                 return blk, err
         return None
@@ -160,11 +150,6 @@ class SimBackend(Backend):
                 else:
                     call_args.append(RtInt(a) if isinstance(a, int) else RtFloat(a))
             try:
-                with activate(b):
-                    ret = kfn.fn(*call_args)
+                kfn.run_body(b, call_args)
             except PtoError as e:
                 raise e.located(f"kernel {kfn.name}, block {blk}") from None
-            if ret is not None:
-                from ...errors import TraceError
-                raise TraceError(f"kernel {kfn.name} returned {ret!r}",
-                                 rule="kernels return nothing; results go to GM with TSTORE")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...ir.nodes import (Assign, BinOp, Expr, For, InstrNode, Kernel, ScalarParam, SetValid,
+from ...ir.nodes import (Assign, BinOp, For, Kernel, ScalarParam, SetValid,
                          Stmt, Sync, TensorParam, TileVar, Var)
 from . import lowering as L
 
@@ -37,8 +37,8 @@ class Generated:
 
 
 class _Gen:
-    def __init__(self, k: Kernel):
-        self.k = k
+    def __init__(self, soc):
+        self.soc = soc
         self.lines: list[str] = []
         self.sites: list[Stmt] = []
 
@@ -118,28 +118,13 @@ class _Gen:
     def stmts(self, body: list[Stmt], depth: int) -> None:
         start = len(self.lines)
         for s in body:
-            if isinstance(s, InstrNode):
-                for c in L.lower(s):
-                    self.call(c, s, depth)
-            elif isinstance(s, SetValid):
-                t = s.tile
-                r, c = self.expr(s.rows), self.expr(s.cols)
-                self.call(L.Call("checks.set_valid", (("int", s.rows), ("int", s.cols),
-                                                      ("const", t.type.rows, repr(t.type.rows)),
-                                                      ("const", t.type.cols, repr(t.type.cols)), ("err",))), s, depth)
-                self.emit(f"vr_{t.id} = {r}", depth)
-                self.emit(f"vc_{t.id} = {c}", depth)
+            for c in L.lower(s, self.soc):
+                self.call(c, s, depth)
+            if isinstance(s, SetValid):
+                self.emit(f"vr_{s.tile.id} = {self.expr(s.rows)}", depth)
+                self.emit(f"vc_{s.tile.id} = {self.expr(s.cols)}", depth)
             elif isinstance(s, Assign):
-                t = s.tile
-                if isinstance(s.addr, Expr):
-                    sp = self.k_soc.space(t.type.loc)
-                    self.emit(f"ad_{t.id} = {self.expr(s.addr)}", depth)
-                    self.call(L.Call("checks.assign", (("int", s.addr), ("const", t.type.nbytes, repr(t.type.nbytes)),
-                                                       ("const", sp.capacity, repr(sp.capacity)),
-                                                       ("const", sp.align, repr(sp.align)), ("err",))), s, depth)
-                    self.view(t, f"ad_{t.id}", depth)
-                else:
-                    self.view(t, repr(s.addr), depth)
+                self.view(s.tile, f"({self.expr(s.addr)})", depth)
             elif isinstance(s, For):
                 self.emit(f"for {s.var.name} in range({self.expr(s.start)}, {self.expr(s.stop)}, "
                           f"{self.expr(s.step)}):", depth)
@@ -151,8 +136,7 @@ class _Gen:
 
 
 def generate(k: Kernel, soc) -> Generated:
-    g = _Gen(k)
-    g.k_soc = soc
+    g = _Gen(soc)
     params: list[str] = []
     shape_vars: list[tuple[int, int, str]] = []
     for p in k.params:
@@ -171,7 +155,6 @@ def generate(k: Kernel, soc) -> Generated:
         if t.dynamic:
             g.emit(f"vr_{t.id} = {t.type.rows}", 1)
             g.emit(f"vc_{t.id} = {t.type.cols}", 1)
-    g.emit("block_idx = block_idx + 0", 1)
     g.stmts(k.body, 1)
     src = module_source(f"kernel {k.name} ({k.source}); soc {k.soc}", params, g.lines)
     return Generated(src, params, g.sites, shape_vars, spaces)

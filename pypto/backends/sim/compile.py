@@ -37,6 +37,14 @@ def load(source: str, cache_dir: str):
     return load_module(source, cache_dir, "k").kernel, True
 
 
+def count_first_call(fn, stats) -> None:
+    """After a loaded function's first call: did numba compile it, or load it from its cache?"""
+    if sum(fn.stats.cache_hits.values()):
+        stats.cache_loads += 1
+    else:
+        stats.compiles += 1
+
+
 def _key(source: str) -> str:
     return hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
 

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ...ir.nodes import Assign, ExprLike, InstrNode, RtInt, SetValid, Stmt, Sync, TileVar
+from ...ir.nodes import ExprLike, RtInt, SetValid, Stmt, TileVar
 from ...lang.builder import Builder
 from ...lang.semantic import Placement
 from . import codegen
@@ -17,34 +17,26 @@ from .faults import fault
 _TRAMPOLINES: dict[str, object] = {}
 
 
-def trampoline(c: L.Call, cache_dir: str, stats=None):
-    """A cached numba wrapper around c.fn: a Python-level call of a numba function costs a type
-    dispatch, a call from a cached wrapper does not recompile across processes either."""
+def trampoline(c: L.Call, cache_dir: str):
+    """A numba wrapper around c.fn in a generated, disk-cached module: a Python-level call of a
+    numba function then costs one type dispatch and compiles once per machine, not per process.
+    Returns (wrapper, first use in this process)."""
     fn = _TRAMPOLINES.get(c.fn)
-    if fn is None:
-        params = [f"a{i}" for i in range(len(c.args))]
-        mod, name = c.fn.split(".")
-        src = codegen.module_source(f"eager call of {c.fn}", params,
-                                    [f"    _{mod}.{name}({', '.join(params)})"])
-        loaded, _ = compile_.load(src, cache_dir)
-
-        def fn(*args, _f=loaded):           # first call: count a compile or a cache load
-            _f(*args)
-            if stats is not None:
-                if sum(_f.stats.cache_hits.values()):
-                    stats.cache_loads += 1
-                else:
-                    stats.compiles += 1
-            _TRAMPOLINES[c.fn] = _f
-        return fn
-    return fn
+    if fn is not None:
+        return fn, False
+    params = [f"a{i}" for i in range(len(c.args))]
+    mod, name = c.fn.split(".")
+    src = codegen.module_source(f"eager call of {c.fn}", params,
+                                [f"    _{mod}.{name}({', '.join(params)})"])
+    fn = _TRAMPOLINES[c.fn] = compile_.load(src, cache_dir)[0]
+    return fn, True
 
 
 class EagerBuilder(Builder):
     eager = True
 
     def __init__(self, soc, kernel: str, gm: dict[int, np.ndarray], spaces: dict[str, np.ndarray],
-                 block: int, nblocks: int, cache_dir: str, stats=None):
+                 block: int, nblocks: int, cache_dir: str, stats):
         self.cache_dir = cache_dir
         self.stats = stats
         self.soc = soc
@@ -126,26 +118,22 @@ class EagerBuilder(Builder):
         raise AssertionError(a)
 
     def _run(self, c: L.Call, node: Stmt) -> None:
-        trampoline(c, self.cache_dir, self.stats)(*[self._arg(a) for a in c.args])
+        fn, first = trampoline(c, self.cache_dir)
+        fn(*[self._arg(a) for a in c.args])
+        if first:
+            compile_.count_first_call(fn, self.stats)
         if self.err[0] != 0:
             e = fault(self.err, node, self.block, self.kernel)
             self.err[:] = 0
             raise e
 
     def emit(self, stmt: Stmt) -> None:
-        if isinstance(stmt, InstrNode):
-            for c in L.lower(stmt):
-                self._run(c, stmt)
-        elif isinstance(stmt, SetValid):
-            t = stmt.tile
-            self._run(L.Call("checks.set_valid", (("int", stmt.rows), ("int", stmt.cols),
-                                                  ("const", t.type.rows, ""), ("const", t.type.cols, ""),
-                                                  ("err",))), stmt)
-            t.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
-        elif isinstance(stmt, (Assign, Sync)):
-            pass     # placement already updated the tile's address; flags are recorded later
-        else:
-            raise AssertionError(stmt)
+        """Run the statement now. (TASSIGN already moved the tile when it was placed; flags have
+        no effect in the simulator yet.)"""
+        for c in L.lower(stmt, self.soc):
+            self._run(c, stmt)
+        if isinstance(stmt, SetValid):
+            stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
 
     def tile_numpy(self, t: TileVar) -> np.ndarray:
         self.placement.ensure(t, None)

@@ -1,5 +1,6 @@
-"""IR node -> calls of the numba implementations. One table, used by both sim modes:
-codegen renders the calls as source, the eager executor evaluates them on the spot."""
+"""IR statement -> calls of the numba implementations (instructions, and the run-time checks of
+set_valid / TASSIGN). One table, used by both sim modes: codegen renders the calls as source,
+the eager executor evaluates them on the spot."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import NotSimulatedError
-from ...ir.nodes import Expr, GmView, InstrNode, TileVar
+from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar
+from ...isa import TABLE
 
 # Argument forms of a Call (tuples so both renderers can dispatch on the tag):
 #   ("view", tile)            typed storage array of the tile
@@ -25,6 +27,11 @@ from ...ir.nodes import Expr, GmView, InstrNode, TileVar
 class Call:
     fn: str                      # "module.function" under pypto.backends.sim.insns
     args: tuple[Any, ...]
+
+
+def lit(value: int | bool) -> tuple:
+    """A Python int/bool constant argument (a literal in generated code)."""
+    return ("const", value, repr(value))
 
 
 def const(value: Any, storage: np.dtype) -> tuple:
@@ -58,18 +65,12 @@ def codec(dt) -> str:
     return "native"
 
 
-def _wrap_int(x: int, dt) -> int:
-    m = 1 << dt.bits
-    x %= m
-    return x - m if dt.kind == "int" and x >= m // 2 else x
-
-
 def scalar_const(x: Any, dt) -> tuple:
     """A static scalar operand converted to the tile's element type, in the compute type."""
     if dt.is_float:
         with np.errstate(over="ignore"):
             return _float_scalar(x, dt)
-    return const(_wrap_int(int(x), dt), dt.storage)
+    return const(dt.wrap(int(x)), dt.storage)
 
 
 def _bf16(x: float) -> np.float32:
@@ -95,7 +96,7 @@ def scalar_arg(x: Any, dt) -> tuple:
 
 def _tile(t: TileVar) -> tuple:
     rs, cs = t.type.strides
-    return (("view", t), ("const", rs, repr(rs)), ("const", cs, repr(cs)), ("valid", t, 0), ("valid", t, 1))
+    return (("view", t), lit(rs), lit(cs), ("valid", t, 0), ("valid", t, 1))
 
 
 def _view(v: GmView) -> tuple:
@@ -104,32 +105,41 @@ def _view(v: GmView) -> tuple:
 
 
 def _bounds(v: GmView) -> list[Call]:
-    return [Call("checks.bound", (("const", k, repr(k)), ("int", val), ("int", lim), ("err",)))
+    return [Call("checks.bound", (lit(k), ("int", val), ("int", lim), ("err",)))
             for k, (_, val, lim) in enumerate(v.bounds)]
 
 
-_PAD_FLOAT = {"Zero": 0.0, "Min": -np.inf, "Max": np.inf}
+# The NPU's PadValue::Min / Max per element type, as values of the simulator's storage type
+# (pto-isa-semantics 3.6 and the addendum: i8 Min is -1, unsigned Min is 0, floats pad +-inf).
+# Zero pads 0; Null pads nothing; 8-byte and fp8 types pad 0 for every PadValue.
+PAD_MIN_MAX = {
+    "f32": (-np.inf, np.inf), "f16": (0xFC00, 0x7C00), "bf16": (0xFF80, 0x7F80),
+    "i32": (-2 ** 31, 2 ** 31 - 1), "u32": (0, 2 ** 32 - 1), "i16": (-2 ** 15, 2 ** 15 - 1),
+    "u16": (0, 2 ** 16 - 1), "i8": (-1, 127), "u8": (0, 255),
+}
 
 
 def pad_value(t: TileVar) -> tuple:
-    """The NPU's pad bit pattern for the tile's dtype (pto-isa-semantics 3.6 + addendum)."""
     dt, pad = t.type.dtype, t.type.pad
-    if pad == "Null" or dt.itemsize == 8 or dt.short in ("e4m3", "e5m2"):
-        return const(0, dt.storage)
-    if dt.short == "f32":
-        return const(_PAD_FLOAT[pad], np.float32)
-    if dt.short in ("f16", "bf16"):
-        bits = {"Zero": 0, "Min": {"f16": 0xFC00, "bf16": 0xFF80}, "Max": {"f16": 0x7C00, "bf16": 0x7F80}}[pad]
-        return const(bits if pad == "Zero" else bits[dt.short], np.uint16)
-    info = np.iinfo(dt.np)
-    if pad == "Zero":
-        return const(0, dt.storage)
-    if pad == "Min":
-        return const(-1 if dt.short == "i8" else info.min, dt.storage)
-    return const(info.max, dt.storage)
+    v = PAD_MIN_MAX[dt.short][pad == "Max"] if pad in ("Min", "Max") and dt.short in PAD_MIN_MAX else 0
+    return const(v, dt.storage)
 
 
-def lower(node: InstrNode) -> list[Call]:
+def lower(node: Stmt, soc) -> list[Call]:
+    """The calls that execute ``node`` (an instruction, or the run-time check of a set_valid or
+    of a TASSIGN to a runtime address; statically known addresses were checked when traced)."""
+    if isinstance(node, SetValid):
+        t = node.tile.type
+        return [Call("checks.set_valid", (("int", node.rows), ("int", node.cols), lit(t.rows),
+                                          lit(t.cols), ("err",)))]
+    if isinstance(node, Assign):
+        if not isinstance(node.addr, Expr):
+            return []
+        sp = soc.space(node.tile.type.loc)
+        return [Call("checks.assign", (("int", node.addr), lit(node.tile.type.nbytes), lit(sp.capacity),
+                                       lit(sp.align), ("err",)))]
+    if not isinstance(node, InstrNode):
+        return []
     rule = RULES.get(node.name)
     if rule is None:
         raise NotSimulatedError(f"{node.name} is in the ISA table but is not simulated yet")
@@ -155,16 +165,15 @@ def _tload(node: InstrNode) -> list[Call]:
     ty = t.type
     rowmajor = ty.blayout == "RowMajor"
     c0 = 32 // ty.dtype.itemsize
-    args = _tile(t) + (("const", ty.rows, repr(ty.rows)), ("const", ty.cols, repr(ty.cols)),
-                       ("const", rowmajor, repr(rowmajor)), ("const", ty.pad != "Null", repr(ty.pad != "Null")),
-                       pad_value(t), ("const", c0, repr(c0))) + _view(v) + (("err",),)
+    args = _tile(t) + (lit(ty.rows), lit(ty.cols), lit(rowmajor), lit(ty.pad != "Null"),
+                       pad_value(t), lit(c0)) + _view(v) + (("err",),)
     return _bounds(v) + [Call("memory.tload", args)]
 
 
 def _tstore(node: InstrNode) -> list[Call]:
     v, t = node.operands
     rowmajor = t.type.blayout == "RowMajor"
-    args = _view(v) + _tile(t) + (("const", rowmajor, repr(rowmajor)), ("err",))
+    args = _view(v) + _tile(t) + (lit(rowmajor), ("err",))
     return _bounds(v) + [Call("memory.tstore", args)]
 
 
@@ -182,6 +191,5 @@ def simulated(name: str, params: dict | None = None) -> bool:
     (so far only every parameter's default, e.g. TSTORE without atomic add)."""
     if name not in SIMULATED:
         return False
-    from ...isa import TABLE
     defaults = {p.name: p.default for p in TABLE[name].params}
     return all(defaults.get(k) == v for k, v in (params or {}).items())

@@ -11,16 +11,14 @@ import re
 from numba import njit
 
 from . import errcodes as E
-from . import ops
 
-_J = dict(error_model="numpy", nogil=True, cache=True)
 
 OPS = ("add", "sub", "mul", "div", "idiv", "fmax", "fmin", "imax", "imin")
 CODECS = {"native": ("ident", "ident"), "f16": ("f16_to_f32", "f32_to_f16"),
           "bf16": ("bf16_to_f32", "f32_to_bf16")}
 
 
-@njit(**_J)
+@njit(cache=True, error_model="numpy", nogil=True)
 def covers(k, svr, svc, dvr, dvc, err):
     """Source k's valid region must contain dst's, else SRC_VALID."""
     if svr < dvr or svc < dvc:
@@ -35,9 +33,6 @@ def covers(k, svr, svc, dvr, dvc, err):
 
 
 _TEMPLATE = """\
-import numpy as np
-import re
-
 from numba import njit
 from pypto.backends.sim.insns.elementwise import covers
 from pypto.backends.sim.insns.ops import {op} as op, {ld} as ld, {st} as st

@@ -1,9 +1,8 @@
-"""Scalar operations and element codecs, passed as first-class functions into the loop kernels.
+"""Scalar operations and element codecs, inlined into the elementwise loops (see elementwise.py).
 
 A codec is (load, store): load widens stored bits to the compute type (f16/bf16 -> f32), store
 narrows with one round-to-nearest-even. Integer results wrap on store, as the NPU's do.
 """
-import numpy as np
 from numba import njit
 
 from .floatbits import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16, f64_to_f16  # noqa: F401
@@ -68,11 +67,6 @@ def imax(x, y):
 @njit(**_J)
 def imin(x, y):
     return x if x <= y else y
-
-
-@njit(**_J)
-def f32(x):
-    return np.float32(x)
 
 
 @njit(**_J)

@@ -1,0 +1,61 @@
+"""The words for each kernel rule that is checked either while tracing (when the values are
+known then) or while running (when they are runtime values): one function per rule, used by
+``lang/semantic.py`` and by the simulator's fault decoder, so both say the same thing."""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import (GMBoundsError, ShapeError, TileAlignmentError, TileCapacityError,
+                     ValidRegionError)
+
+
+def _rc(pair: Any) -> str:
+    return f"{pair[0]}x{pair[1]}"
+
+
+def src_valid_too_small(instr: str, operand: str, src: str, src_valid, dst: str, dst_valid) -> ValidRegionError:
+    return ValidRegionError(
+        f"{instr}: {operand} {src} has a {_rc(src_valid)} valid region but dst {dst}'s is {_rc(dst_valid)}",
+        rule="an elementwise op computes over dst's valid region and reads the same elements of "
+             "each source; elements outside a source's valid region are unspecified on the NPU",
+        fix=f"give {src} a valid region of at least {_rc(dst_valid)}, or shrink {dst}'s with set_valid")
+
+
+def view_shape_mismatch(instr: str, view_rc, tile: str, tile_valid, layout: str) -> ShapeError:
+    return ShapeError(
+        f"{instr}: the GM view is {_rc(view_rc)} (as tile rows x cols) but tile {tile} has a "
+        f"{_rc(tile_valid)} valid region",
+        rule=f"{instr} moves exactly the tile's valid region: a {layout} tile needs validRow == "
+             "s0*s1*s2*s3 and validCol == s4 (the transpose for DN) (pto-isa-semantics 4.2)",
+        fix=f"slice the GM view to {_rc(tile_valid)} or set the tile's valid region to {_rc(view_rc)} "
+            "(valid=... or set_valid)")
+
+
+def gm_out_of_bounds(tensor: str, shape, what: str, value, limit) -> GMBoundsError:
+    return GMBoundsError(
+        f"view of {tensor} (shape {tuple(shape)}): {what} = {value} is outside 0..{limit}",
+        rule="a GM view must stay inside its tensor",
+        fix="clamp the window with pto.min(...) and give the tile a matching valid region")
+
+
+def valid_out_of_range(tile: str, rows, cols, cap_rows: int, cap_cols: int) -> ValidRegionError:
+    return ValidRegionError(
+        f"set_valid({tile}, {rows}, {cols}): outside the tile's {cap_rows}x{cap_cols}",
+        rule="the valid region is a prefix rectangle inside the tile (ValidRow <= Rows, "
+             "ValidCol <= Cols)",
+        fix="clamp the sizes with pto.min(...)")
+
+
+def assign_misaligned(tile: str, addr: int, buffer: str, align: int) -> TileAlignmentError:
+    return TileAlignmentError(
+        f"TASSIGN({tile}, {addr:#x}): the address in {buffer} is not {align}-byte aligned",
+        rule=f"{buffer} addresses are multiples of {align} bytes (SA-0354)",
+        fix=f"use {addr - addr % align:#x} or {addr + align - addr % align:#x}")
+
+
+def assign_past_end(tile: str, addr: int, nbytes: int, buffer: str, capacity: int) -> TileCapacityError:
+    return TileCapacityError(
+        f"TASSIGN({tile}, {addr:#x}): {tile} needs {nbytes} bytes, so it would end at "
+        f"{addr + nbytes:#x}, past the end of {buffer} ({capacity} bytes)",
+        rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)",
+        fix=f"use an address <= {capacity - nbytes:#x}")

@@ -141,7 +141,7 @@ class Insn:
         for slot, v in zip(self._slots, self._ops):
             if slot.kind == "scalar":
                 scalar = self._scalar(v, dt)
-        self._run(dt, shape, scalar)
+        self._run(dt, scalar)
 
     def _scalar(self, v: Any, dt: D.DType):
         if isinstance(v, np.generic):
@@ -158,26 +158,25 @@ class Insn:
             return dt.wrap(int(v))        # the conversion to the element type keeps the low bits
         return float(v)
 
-    def _run(self, dt: D.DType, shape, scalar) -> None:
+    def _run(self, dt: D.DType, scalar) -> None:
+        """Stage numpy operands, launch the library kernel on flat views (operands in seed
+        order), copy staged outputs back, free what was staged."""
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
-        dev: list[Tensor] = []
+        args: list[Any] = []
         try:
             for slot, v in zip(self._slots, self._ops):
                 if slot.kind == "scalar":
+                    args.append(scalar)
                     continue
                 if isinstance(v, np.ndarray):
-                    if slot.kind == "in":
-                        t = Tensor(v)
-                    else:
-                        t = Tensor._empty(v.shape, dt)
-                        outputs.append((v, t))
+                    t = Tensor(v) if slot.kind == "in" else Tensor._empty(v.shape, dt)
                     staged.append(t)
-                else:
-                    t = v
-                dev.append(t._alias((t.size,)))
-            blocks = launch_dims(dev[0].size, dt.itemsize, self._session.soc.aiv_cores)
-            args = dev if scalar is None else [dev[0], dev[1], scalar]
+                    if slot.kind == "out":
+                        outputs.append((v, t))
+                    v = t
+                args.append(v._alias((v.size,)))
+            blocks = launch_dims(args[0].size, dt.itemsize, self._session.soc.aiv_cores)
             self._kernel[blocks](*args)
             for host, t in outputs:
                 np.copyto(host, t.numpy())

@@ -26,50 +26,33 @@ def _walk(n, cols):
         yield off, pto.min(cols, n - off)
 
 
-def _binary_kernel(op):
+def _handoff(src: str, dst: str) -> None:
+    """Pipe dst waits for what pipe src has done (the flag pair a PTO kernel needs between them)."""
+    pto.set_flag(src, dst, pto.EVENT_ID0)
+    pto.wait_flag(src, dst, pto.EVENT_ID0)
+
+
+def _kernel(op, second_is_tensor: bool):
+    """z = op(x, y) elementwise, where y is a GM tensor (TADD...) or a scalar (TADDS...)."""
     def body(x, y, z):
         n = x.shape[0]
         cols = TILE_BYTES // x.dtype.itemsize
         a = pto.Tile(pto.Vec, x.dtype, (1, cols), valid=pto.DYNAMIC)
-        b = pto.Tile(pto.Vec, x.dtype, (1, cols), valid=pto.DYNAMIC)
+        b = pto.Tile(pto.Vec, x.dtype, (1, cols), valid=pto.DYNAMIC) if second_is_tensor else None
+        loads = [(a, x), (b, y)] if second_is_tensor else [(a, x)]
         for off, w in _walk(n, cols):
-            a.set_valid(1, w)
-            b.set_valid(1, w)
-            pto.TLOAD(a, x[off:off + w])
-            pto.TLOAD(b, y[off:off + w])
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-            op(a, a, b)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
+            for t, src in loads:
+                t.set_valid(1, w)
+                pto.TLOAD(t, src[off:off + w])
+            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            op(a, a, b if second_is_tensor else y)
+            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], a)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)
+            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{op.__name__.lower()}"
     return kernel(body, dynamic_shapes=True)
 
 
-def _scalar_kernel(op):
-    def body(x, z, s):
-        n = x.shape[0]
-        cols = TILE_BYTES // x.dtype.itemsize
-        a = pto.Tile(pto.Vec, x.dtype, (1, cols), valid=pto.DYNAMIC)
-        for off, w in _walk(n, cols):
-            a.set_valid(1, w)
-            pto.TLOAD(a, x[off:off + w])
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-            op(a, a, s)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
-            pto.TSTORE(z[off:off + w], a)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)
-
-    body.__name__ = body.__qualname__ = f"lib_{op.__name__.lower()}"
-    return kernel(body, dynamic_shapes=True)
-
-
-BINARY = {name: _binary_kernel(getattr(pto, name)) for name in ("TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN")}
-TILE_SCALAR = {name: _scalar_kernel(getattr(pto, name)) for name in ("TADDS", "TMULS")}
+BINARY = {name: _kernel(getattr(pto, name), True) for name in ("TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN")}
+TILE_SCALAR = {name: _kernel(getattr(pto, name), False) for name in ("TADDS", "TMULS")}

@@ -43,27 +43,41 @@ def _copy(dst, src, n):
         dst[i] = src[i]
 
 
-@njit(**_J)
-def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
-          gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
-    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-        return
+@njit(inline="always", **_J)
+def _transfer(to_tile, tile, trs, tcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
+    """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM.
+    GM row (i0, i1, i2, i3) is tile row ((i0*s1 + i1)*s2 + i2)*s3 + i3 for a row-major tile; a
+    column-major tile takes the transpose (pto-isa-semantics 4.2). Inlined, so each caller's
+    constant direction prunes the other branch."""
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
                 for i3 in range(s3):
                     g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
-                    if rowmajor:
-                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * drs
-                        if dcs == 1 and t4 == 1:
-                            _copy(dst[base:base + s4], gm[g:g + s4], s4)
+                    if rowmajor and tcs == 1 and t4 == 1:
+                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * trs
+                        if to_tile:
+                            _copy(tile[base:base + s4], gm[g:g + s4], s4)
                         else:
-                            for c in range(s4):
-                                dst[base + c * dcs] = gm[g + c * t4]
-                    else:
-                        for i4 in range(s4):
-                            col = ((i0 * s1 + i1) * s2 + i2) * s4 + i4
-                            dst[i3 * drs + col * dcs] = gm[g + i4 * t4]
+                            _copy(gm[g:g + s4], tile[base:base + s4], s4)
+                        continue
+                    for i4 in range(s4):
+                        if rowmajor:
+                            t = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * trs + i4 * tcs
+                        else:
+                            t = i3 * trs + (((i0 * s1 + i1) * s2 + i2) * s4 + i4) * tcs
+                        if to_tile:
+                            tile[t] = gm[g + i4 * t4]
+                        else:
+                            gm[g + i4 * t4] = tile[t]
+
+
+@njit(**_J)
+def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
+          gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
+    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
+    _transfer(True, dst, drs, dcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
     if pad_on:
         if rowmajor:
             end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
@@ -82,19 +96,4 @@ def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4,
            src, srs, scs, vr, vc, rowmajor, err):
     if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    for i0 in range(s0):
-        for i1 in range(s1):
-            for i2 in range(s2):
-                for i3 in range(s3):
-                    g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
-                    if rowmajor:
-                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * srs
-                        if scs == 1 and t4 == 1:
-                            _copy(gm[g:g + s4], src[base:base + s4], s4)
-                        else:
-                            for c in range(s4):
-                                gm[g + c * t4] = src[base + c * scs]
-                    else:
-                        for i4 in range(s4):
-                            col = ((i0 * s1 + i1) * s2 + i2) * s4 + i4
-                            gm[g + i4 * t4] = src[i3 * srs + col * scs]
+    _transfer(False, src, srs, scs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)

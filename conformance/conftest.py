@@ -23,11 +23,10 @@ import pytest
 
 import pypto
 
-from .helpers import finalize_quietly
+from pypto.testing import finalize_quietly, unavailable_reason
 
 BACKENDS = ("sim", "npu")
 SIM_MODES = ("compiled", "eager")
-NO_NPU = "no NPU backend available on this machine"
 
 
 def pytest_addoption(parser):
@@ -72,55 +71,12 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("target", ts, ids=[t.id for t in ts], indirect=True)
 
 
-def _availability_check():
-    """pypto's own "can the npu backend run here" check, wherever this version keeps it."""
-    try:
-        from pypto import backends
-    except Exception:  # noqa: BLE001
-        return None
-    check = getattr(backends, "is_available", None)
-    if callable(check):
-        return lambda: check("npu")
-    try:
-        from pypto.backends import npu as npu_pkg
-    except Exception:  # noqa: BLE001
-        return None
-    check = getattr(npu_pkg, "is_available", None)
-    return check if callable(check) else None
-
-
-def npu_unavailable_reason() -> str | None:
-    """None when the NPU backend can run here, else the reason (from pypto when it gives one)."""
-    check = _availability_check()
-    if check is not None:
-        try:
-            res = check()
-        except Exception as e:  # noqa: BLE001
-            return f"{NO_NPU} ({type(e).__name__}: {e})"
-        ok, reasons = res if isinstance(res, tuple) else (bool(res), ())
-        if ok:
-            return None
-        if isinstance(reasons, str):
-            reasons = [reasons]
-        return f"{NO_NPU}: " + "; ".join(map(str, reasons)) if reasons else NO_NPU
-    try:
-        pypto.init(backend="npu")
-    except pypto.PtoError as e:
-        return f"{NO_NPU}: {e}"
-    except Exception:  # noqa: BLE001
-        return NO_NPU
-    finally:
-        finalize_quietly()
-    return None
-
-
 @pytest.fixture
 def target(request) -> Target:
     t: Target = request.param
-    if t.backend == "npu":
-        reason = npu_unavailable_reason()
-        if reason:
-            pytest.skip(reason)
+    reason = unavailable_reason(t.backend)
+    if reason:
+        pytest.skip(reason)
     finalize_quietly()
     yield t
     finalize_quietly()

@@ -16,17 +16,6 @@ from . import reference as ref
 # ---------------------------------------------------------------------------------------------
 # session helpers
 # ---------------------------------------------------------------------------------------------
-def finalize_quietly() -> None:
-    """End any pypto session left over (tests must not leak state into each other)."""
-    import pypto
-
-    try:
-        if pypto.is_initialized():
-            pypto.finalize()
-    except Exception:        # a broken finalize is reported by the test that caused it
-        pass
-
-
 def soc_of(session: Any) -> str:
     """The SoC profile name of a session (a2a3 when pypto does not say)."""
     for attr in ("soc", "soc_name", "profile"):

@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pypto
+from pypto.testing import finalize_quietly
 from pypto import pto
 
 from . import reference as ref
-from .helpers import (assert_bits_equal, finalize_quietly, random_scalar, random_values, seeds,
+from .helpers import (assert_bits_equal, random_scalar, random_values, seeds,
                       sentinel)
 
 TR, TC = 16, 64                 # tile capacity used throughout (64 columns: 32-byte rule for all types)

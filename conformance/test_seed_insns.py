@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pypto
+from pypto.testing import finalize_quietly
 from pypto import errors
 
 from . import reference as ref
-from .helpers import (assert_bits_equal, finalize_quietly, quiet_nans, random_scalar,
+from .helpers import (assert_bits_equal, quiet_nans, random_scalar,
                       random_values, seeds, sentinel, shapes, soc_of)
 
 SHAPES = [(5,), (1000,), (37, 129), (4, 300, 65)]

@@ -18,15 +18,9 @@ from __future__ import annotations
 import pytest
 
 import pypto
+from pypto.testing import finalize_quietly
 
 _ENV = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE")
-
-
-def finalize_quietly() -> None:
-    try:
-        pypto.finalize()
-    except Exception:  # noqa: BLE001 - a broken session must not hide the test's own result
-        pass
 
 
 @pytest.fixture

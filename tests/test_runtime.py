@@ -343,3 +343,16 @@ def test_tile_capacity_follows_the_soc(fresh, soc):
         with pytest.raises(E.TileCapacityError) as ei:
             _declare(loc, cap // 4 + 8).ir(x)
         assert str(cap) in str(ei.value), f"{soc} {loc}: {ei.value}"
+
+
+def test_backend_markers_state_why_they_skip():
+    from pypto.testing import requires_backend, unavailable_reason
+    assert unavailable_reason("sim") is None
+    assert not requires_backend("sim", "needs the simulator").args[0]
+    why = unavailable_reason("npu")
+    mark = requires_backend("npu", "needs an Ascend NPU")
+    assert mark.args[0] == (why is not None)
+    if why is not None:
+        assert "needs an Ascend NPU" in mark.kwargs["reason"] and why in mark.kwargs["reason"]
+    with pytest.raises(ValueError):
+        requires_backend("npu", "")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...ir.nodes import (Assign, BinOp, For, Kernel, ScalarParam, SetValid,
+from ...ir.nodes import (Assign, BinOp, Expr, For, Kernel, ScalarParam, SetValid,
                          Stmt, Sync, TensorParam, TileVar, Var)
 from . import lowering as L
 
@@ -65,9 +65,8 @@ class _Gen:
         flags) stay literals so numba specialises the loops on them (unit strides vectorise);
         sizes and offsets are typed int64 so a new shape does not specialise them again."""
         txt = self._arg(a)
-        if a[0] in ("int", "valid") and txt.lstrip("-").isdigit():
-            return f"np.int64({txt})"
-        return txt
+        static = (a[0] == "int" and not isinstance(a[1], Expr)) or (a[0] == "valid" and not a[1].dynamic)
+        return f"np.int64({txt})" if static else txt
 
     def _arg(self, a) -> str:
         tag = a[0]

@@ -129,8 +129,9 @@ def _narrow(x32: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 def random_scalar(rng: np.random.Generator, dtype: Any) -> Any:
-    """A Python scalar operand suited to ``dtype`` (floats may be inexact in the element type,
-    ints may be out of the element type's range so that they wrap)."""
+    """A Python scalar operand suited to ``dtype``: floats may be inexact in the element type but
+    never overflow it (a finite scalar that would become inf is an error, as it is for tensor
+    data); ints lie in the element type's range (out of range is an error too)."""
     dt = ref.np_dtype(dtype)
     if dt in ref.FLOATS:
         choice = rng.integers(0, 4)
@@ -139,11 +140,11 @@ def random_scalar(rng: np.random.Generator, dtype: Any) -> Any:
         if choice == 1:
             return float(rng.integers(-100, 101))
         if choice == 2:
-            return [0.1, -0.0, 1.0 / 3.0, 1 + 2.0 ** -11 + 2.0 ** -40, 1e-30, 70000.0, math.inf][
+            return [0.1, -0.0, 1.0 / 3.0, 1 + 2.0 ** -11 + 2.0 ** -40, 1e-30, 60000.0, math.inf][
                 rng.integers(0, 7)]
         return int(rng.integers(-1000, 1001))
-    w = dt.itemsize * 8
-    return int(rng.integers(-(1 << w), 1 << w))
+    info = np.iinfo(dt)
+    return int(rng.integers(int(info.min), int(info.max) + 1))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Numpy reference semantics for the PTO instructions pypto implements so far.
 
-Written from ``pto-isa-semantics.md`` (sections 3.6, 4.2, 4.3, 5.2, 5.3, 5.9 and the Addendum),
-following the **NPU** wherever the NPU and pto-isa's C++ CPU simulator differ. It deliberately
-shares no code with pypto: it imports only numpy and ml_dtypes, and accepts pypto's ``DType``
-objects by duck typing (anything with an ``.np`` attribute), numpy dtypes, or names
-("float32", "f32", "bf16", ...).
+Written from ``pto-isa-semantics.md`` (sections 3.6, 4.2, 4.3, 5.2, 5.3, 5.4, 5.9 and the
+Addendum), following the **NPU** wherever the NPU and pto-isa's C++ CPU simulator differ. It
+deliberately shares no code with pypto: besides the standard library it imports only numpy and
+ml_dtypes, and accepts pypto's ``DType`` objects by duck typing (anything with an ``.np``
+attribute), numpy dtypes, or names ("float32", "f32", "bf16", ...).
 
 Rules implemented here (the conformance suite compares pypto bit for bit against them):
 
@@ -33,9 +33,54 @@ Rules implemented here (the conformance suite compares pypto bit for bit against
   of section 3.6 (NPU column: float Min/Max = -inf/+inf, i8 Min = -1, unsigned Min = 0, 8-byte
   and fp8 types 0). Everything else (rows >= validRow, whole blocks beyond) keeps its previous
   contents. PadNull writes nothing outside the copied elements.
+* TEXP (f16, f32): e**x is computed in float64 from the exactly widened input (C ``exp``, i.e.
+  Python's ``math.exp``) and rounded **once** to the element type (nearest even; overflow gives
+  +inf, underflow keeps subnormals, exp(-inf) = +0). A NaN input gives that NaN, quieted. This is
+  pypto's choice: the real NPU exp is an approximation good to a few ulp, so comparisons against
+  an NPU need an ulp tolerance; the simulator is compared with this rule bit for bit.
+* TROWSUM (f16, f32): ``dst[i, 0] = sum_j src[i, j]`` over the **src** valid region, in this
+  order (pypto's model of the NPU; section 5.4 n9 and the Addendum): the valid columns of a row
+  are cut into 256-byte repeats (64 f32 / 128 f16 elements, the last one possibly partial).
+  Each repeat is summed in float32 (f16 elements widened exactly) by a pairwise tree over
+  adjacent elements: a level holding v[0..n) becomes ``[v[0]+v[1], v[2]+v[3], ...]``, and when
+  n is odd the last element v[n-1] is appended unchanged at the end of the next level; levels
+  repeat until one value is left (each ``+`` is one float32 addition, nearest even).
+  Equivalently tree(v) = v[0] for n = 1, else tree(v[:m]) + tree(v[m:]) with m = 2**(ceil(log2
+  n) - 1), the largest power of two below n. The repeat's value is rounded once to the element
+  type; the repeat sums s0, s1, ... are then added left to right in the element type, each
+  addition computed in f32 and rounded once: ``acc = s0; acc = T(f32(acc) + f32(s1)); ...``.
+  So an f16 row [2048, 1, 1, 1] gives (2048 + 1) + (1 + 1) = 2051 in f32, rounded to 2052. An
+  empty valid region (validRow or validCol 0) writes nothing. The NaN bit pattern of a NaN sum
+  is left open (``with_loose``); a row of -0.0 sums to -0.0.
+* TCVT (``cast``): legal (src, dst) pairs per SoC in ``CVT_LEGAL``; anything else is an error.
+  Round modes: CAST_RINT nearest even, CAST_ROUND nearest with ties away from zero, CAST_FLOOR,
+  CAST_CEIL, CAST_TRUNC (toward zero), CAST_ODD (truncate toward zero, then set the last
+  mantissa bit if the result was inexact). CAST_NONE: on a2a3 float->int truncates and every
+  other pair rounds to nearest even; on a5 nearest even everywhere. CAST_ODD exists only for
+  f32->f16; for any other pair a2a3 treats it as CAST_NONE and a5 executes nothing (dst keeps its
+  contents: ``cast`` reports every element as untouched). a5 f32->e4m3/e5m2 always round to
+  nearest even; a2a3 i32->f16 (a dequantisation with scale 1.0) ignores mode and saturation
+  argument: nearest even, then clamp to +-65504. f32->f32 rounds to an integral value (zero keeps
+  the input's sign). Everything is rounded once from the exact input value, to the destination's
+  precision with subnormals kept; exact widenings (f16/bf16/fp8->f32, small ints to wider types)
+  stay exact.
+  Saturation: f16->u8, f16->i8, f32->i16, f16->i16, i64->i32 and i32->i16 default to OFF, every
+  other pair to ON. An explicit ``sat`` is honoured on a2a3 only for those six pairs (the others
+  stay ON), on a5 for every pair. Integer destination: ON clamps to [min, max]; OFF keeps the low
+  bits (two's complement) of the exactly rounded integer, however large (f16 300 -> i8 = 44;
+  this covers int -> int too, e.g. a5 i16 -1 -> u32 is 0 by default, 0xFFFFFFFF with OFF);
+  in both modes NaN -> 0 and +-inf -> max / min (pypto's choice: the NPU leaves NaN/inf
+  unspecified). f16, bf16 and fp8 destinations: ON turns a finite value whose rounded result
+  overflows, and +-inf, into +-max finite, and NaN into +0 (Ascend saturation mode); OFF is IEEE
+  (overflow per the rounding direction: to +-inf for nearest / away from zero, to +-max finite
+  toward zero; inf stays inf; e4m3, which has no inf, gives NaN instead of inf). f32
+  destinations never saturate. NaN -> NaN keeps the sign and the top payload bits and sets the
+  quiet bit (e4m3's single NaN widens to the default quiet NaN with its sign). ``cast_rule``
+  gives the effective (rounding, saturation) of a call.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ml_dtypes
@@ -120,15 +165,39 @@ LEGAL: dict[str, dict[str, tuple[str, ...]]] = {
              "a5": ("u8", "i8", "u16", "i16", "u32", "i32", "f16", "f32", "bf16")},
     "muls": {"a2a3": ("i32", "i16", "f16", "f32"),
              "a5": ("u8", "i8", "u16", "i16", "u32", "i32", "f16", "f32", "bf16")},
+    "exp": {"a2a3": ("f16", "f32"), "a5": ("f16", "f32")},
+    "rowsum": {"a2a3": ("f16", "f32"), "a5": ("f16", "f32")},
+}
+# TCVT: legal (src, dst) pairs, written "src>dst" (section 5.9 n7, Addendum; hif8 has no host type)
+def _pairs(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple((a, b) for a, b in (p.split(">") for p in text.split()))
+
+
+CVT_LEGAL: dict[str, tuple[tuple[str, str], ...]] = {
+    "a2a3": _pairs("f32>f16 f32>f32 f32>bf16 f32>i16 f32>i32 f32>i64 "
+                   "f16>f32 f16>i32 f16>i16 f16>i8 f16>u8 bf16>f32 bf16>i32 "
+                   "i16>f16 i16>f32 i32>f32 i32>i16 i32>i64 i32>f16 i64>f32 i64>i32 u8>f16 i8>f16"),
+    "a5": _pairs("f32>f16 f32>f32 f32>bf16 f32>i16 f32>i32 f32>i64 f32>e4m3 f32>e5m2 "
+                 "f16>f32 f16>i32 f16>i16 f16>i8 f16>u8 bf16>f32 bf16>i32 bf16>f16 "
+                 "u8>f16 u8>u16 i8>f16 i8>i16 i8>i32 i16>u8 i16>f16 i16>f32 i16>u32 i16>i32 "
+                 "i32>f32 i32>i16 i32>u16 i32>i64 i32>u8 u32>u8 u32>u16 u32>i16 i64>f32 i64>i32 "
+                 "e4m3>f32 e5m2>f32"),
 }
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
 SCALAR_OPS = ("adds", "muls")
+UNARY_OPS = ("exp",)
 PTO_NAME = {"add": "TADD", "sub": "TSUB", "mul": "TMUL", "div": "TDIV", "max": "TMAX",
-            "min": "TMIN", "adds": "TADDS", "muls": "TMULS"}
+            "min": "TMIN", "adds": "TADDS", "muls": "TMULS", "exp": "TEXP", "rowsum": "TROWSUM",
+            "cvt": "TCVT"}
 
 
 def is_legal(op: str, dtype: Any, soc: str = "a2a3") -> bool:
     return SHORT[np_dtype(dtype)] in LEGAL[op][soc]
+
+
+def is_cvt_legal(src_dtype: Any, dst_dtype: Any, soc: str = "a2a3") -> bool:
+    """Whether TCVT from ``src_dtype`` to ``dst_dtype`` exists on ``soc``."""
+    return (SHORT[np_dtype(src_dtype)], SHORT[np_dtype(dst_dtype)]) in CVT_LEGAL[soc]
 
 
 def is_modelled(op: str, dtype: Any) -> bool:
@@ -193,6 +262,8 @@ def scalar_to(dtype: Any, s: Any) -> np.generic:
                 return np.float16(s)   # numpy converts double -> half directly, nearest even
         # bf16: round to odd into f32 first, then nearest even: equals one rounding from double
         return f32_to_bf16(np.array([_double_to_f32_round_odd(s)], dtype=F32))[0]
+    if isinstance(s, (float, np.floating)) and float(s).is_integer():
+        s = int(s)                     # an integral float is that integer
     if isinstance(s, (float, np.floating)):
         raise NotImplementedError("float scalar with an integer tile is not modelled")
     w = dt.itemsize * 8
@@ -349,3 +420,350 @@ def tstore(gm: np.ndarray, tile: np.ndarray, valid: tuple[int, int], at: tuple[i
     r0, c0 = at
     out[r0:r0 + vr, c0:c0 + vc] = np.asarray(tile)[:vr, :vc]
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# TEXP
+# ---------------------------------------------------------------------------------------------
+def _quieted_nans(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``out`` with every element whose input is NaN replaced by that NaN, quieted."""
+    dt = out.dtype
+    nan = np.isnan(x.astype(F32))
+    if not nan.any():
+        return out
+    bits = out.view(bits_dtype(dt)).copy()
+    bits[nan] = x.view(bits_dtype(dt))[nan] | bits.dtype.type(_QUIET[dt])
+    return bits.view(dt)
+
+
+def exp(x: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """TEXP reference: e**x from the exactly widened input in float64, rounded once (see header)."""
+    x = np.asarray(x)
+    dt = np_dtype(dtype) if dtype is not None else x.dtype
+    if dt not in (F16, F32) or x.dtype != dt:
+        raise TypeError(f"TEXP takes f16 or f32 operands of the element type, got {x.dtype}")
+    with np.errstate(all="ignore"):
+        wide = x.astype(np.float64).ravel()
+    r = np.empty(wide.shape, dtype=np.float64)
+    for i, v in enumerate(wide.tolist()):
+        try:
+            r[i] = math.exp(v)
+        except OverflowError:
+            r[i] = math.inf
+    with np.errstate(all="ignore"):
+        out = r.astype(dt).reshape(x.shape)   # float64 -> f32/f16: one round to nearest even
+    return _quieted_nans(out, x)
+
+
+# ---------------------------------------------------------------------------------------------
+# TROWSUM
+# ---------------------------------------------------------------------------------------------
+REPEAT_BYTES = 256
+
+
+def tree_sum_f32(v: np.ndarray) -> np.float32:
+    """Pairwise float32 sum of one repeat: adjacent pairs per level, an odd last element carried
+    up unchanged (appended at the end of the next level), until one value is left."""
+    v = np.asarray(v, dtype=F32)
+    if v.size == 0:
+        raise ValueError("empty repeat")
+    with np.errstate(all="ignore"):
+        while v.size > 1:
+            m = v.size // 2
+            nxt = v[0:2 * m:2] + v[1:2 * m:2]          # float32 + float32: one RNE rounding
+            v = np.concatenate([nxt, v[2 * m:]]) if v.size % 2 else nxt
+    return v[0]
+
+
+def rowsum(src: np.ndarray, valid_rows: int | None = None, valid_cols: int | None = None,
+           dtype: Any = None, *, with_loose: bool = False):
+    """TROWSUM reference over the src valid region ``[:valid_rows, :valid_cols]`` (see header).
+
+    Returns the ``valid_rows x 1`` column written to ``dst[:valid_rows, 0:1]``; when the valid
+    region is empty nothing is written and the result has shape ``(0, 1)``. With
+    ``with_loose=True`` also a mask of rows whose sum is a NaN of unspecified bit pattern.
+    """
+    src = np.asarray(src)
+    dt = np_dtype(dtype) if dtype is not None else src.dtype
+    if dt not in (F16, F32) or src.dtype != dt:
+        raise TypeError(f"TROWSUM takes f16 or f32 tiles, got {src.dtype}")
+    if src.ndim != 2:
+        raise ValueError("TROWSUM takes a 2-D tile")
+    vr = src.shape[0] if valid_rows is None else int(valid_rows)
+    vc = src.shape[1] if valid_cols is None else int(valid_cols)
+    if vr > src.shape[0] or vc > src.shape[1] or vr < 0 or vc < 0:
+        raise ValueError("valid region larger than the tile")
+    if vr == 0 or vc == 0:
+        out = np.zeros((0, 1), dtype=dt)
+        return (out, np.zeros((0, 1), dtype=bool)) if with_loose else out
+    per = REPEAT_BYTES // dt.itemsize
+    out = np.empty((vr, 1), dtype=dt)
+    with np.errstate(all="ignore"):
+        for i in range(vr):
+            row = src[i, :vc].astype(F32)
+            acc = None
+            for j in range(0, vc, per):
+                s = _from_f32(np.array([tree_sum_f32(row[j:j + per])], dtype=F32), dt)
+                acc = s if acc is None else _from_f32(acc.astype(F32) + s.astype(F32), dt)
+            out[i, 0] = acc[0]
+    loose = np.isnan(out.astype(F32))
+    return (out, loose) if with_loose else out
+
+
+# ---------------------------------------------------------------------------------------------
+# TCVT
+# ---------------------------------------------------------------------------------------------
+ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC",
+               "CAST_ODD")                          # index = RoundMode enum value
+SAT_MODES = ("ON", "OFF")                           # index = SaturationMode enum value
+# the six pairs whose three-argument TCVT does not saturate (and whose sat a2a3 honours)
+CVT_SAT_OFF_PAIRS = (("f16", "u8"), ("f16", "i8"), ("f32", "i16"), ("f16", "i16"),
+                     ("i64", "i32"), ("i32", "i16"))
+
+
+class _Fmt:
+    """A binary floating-point format: precision p (significand bits with the implicit one),
+    smallest normal exponent emin, largest finite value, mantissa field width, inf or not."""
+
+    def __init__(self, p: int, emin: int, max_finite: float, has_inf: bool):
+        self.p, self.emin, self.max, self.has_inf = p, emin, max_finite, has_inf
+        self.mant = p - 1
+
+
+_FMT = {
+    F32: _Fmt(24, -126, float(np.finfo(np.float32).max), True),
+    F16: _Fmt(11, -14, 65504.0, True),
+    BF16: _Fmt(8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), True),
+    E4M3: _Fmt(4, -6, 448.0, False),
+    E5M2: _Fmt(3, -14, 57344.0, True),
+}
+_SATURATING_FLOATS = (F16, BF16, E4M3, E5M2)      # float destinations that saturate (not f32)
+
+
+def _mode_name(rmode: Any) -> str:
+    if hasattr(rmode, "name") and not isinstance(rmode, str):
+        rmode = rmode.name
+    if isinstance(rmode, (int, np.integer)) and not isinstance(rmode, bool):
+        return ROUND_MODES[int(rmode)]
+    name = str(rmode).upper()
+    name = name if name.startswith("CAST_") else "CAST_" + name
+    if name not in ROUND_MODES:
+        raise ValueError(f"unknown round mode {rmode!r}")
+    return name
+
+
+def _sat_name(sat: Any) -> str | None:
+    if sat is None:
+        return None
+    if isinstance(sat, bool):
+        return "ON" if sat else "OFF"
+    if hasattr(sat, "name") and not isinstance(sat, str):
+        sat = sat.name
+    name = str(sat).upper()
+    if name not in SAT_MODES:
+        raise ValueError(f"unknown saturation mode {sat!r}")
+    return name
+
+
+def cast_rule(src_dtype: Any, dst_dtype: Any, soc: str = "a2a3", rmode: Any = "CAST_NONE",
+              sat: Any = None) -> tuple[str | None, bool]:
+    """What TCVT actually does for these arguments: ``(rounding, saturate)``.
+
+    ``rounding`` is one of RINT ROUND FLOOR CEIL TRUNC ODD, or None when the instruction
+    executes nothing (a5, CAST_ODD for a pair other than f32->f16). Raises ValueError for a pair
+    that does not exist on ``soc``.
+    """
+    s, d = np_dtype(src_dtype), np_dtype(dst_dtype)
+    pair = (SHORT[s], SHORT[d])
+    if soc not in CVT_LEGAL:
+        raise ValueError(f"unknown SoC {soc!r}")
+    if pair not in CVT_LEGAL[soc]:
+        raise ValueError(f"TCVT {pair[0]} -> {pair[1]} does not exist on {soc}")
+    mode = _mode_name(rmode).removeprefix("CAST_")
+    sat_name = _sat_name(sat)
+    if mode == "ODD" and pair != ("f32", "f16"):
+        if soc == "a5":
+            return None, sat_name != "OFF"
+        mode = "NONE"
+    if mode == "NONE":
+        mode = "TRUNC" if soc == "a2a3" and is_float(s) and not is_float(d) else "RINT"
+    if soc == "a5" and d in (E4M3, E5M2):
+        mode = "RINT"
+    default_off = pair in CVT_SAT_OFF_PAIRS
+    if sat_name is None or (soc == "a2a3" and not default_off):
+        saturate = not default_off
+    else:
+        saturate = sat_name == "ON"
+    if soc == "a2a3" and pair == ("i32", "f16"):
+        mode, saturate = "RINT", True
+    return mode, saturate
+
+
+def _round_shift(n: int, shift: int, mode: str, neg: bool) -> int:
+    """Round the non-negative n / 2**shift to an integer (of the magnitude) per ``mode``;
+    ``neg`` says the value being rounded is negative (matters for FLOOR / CEIL)."""
+    if shift <= 0:
+        return n << -shift
+    q = n >> shift
+    r = n - (q << shift)
+    if r == 0:
+        return q
+    half = 1 << (shift - 1)
+    if mode == "RINT":
+        return q + (1 if r > half or (r == half and q & 1) else 0)
+    if mode == "ROUND":
+        return q + (1 if r >= half else 0)
+    if mode == "TRUNC":
+        return q
+    if mode == "FLOOR":
+        return q + (1 if neg else 0)
+    if mode == "CEIL":
+        return q + (0 if neg else 1)
+    if mode == "ODD":
+        return q | 1
+    raise ValueError(mode)
+
+
+def _round_to_format(n: int, k: int, neg: bool, fmt: _Fmt, mode: str) -> float:
+    """Round the magnitude n / 2**k (n > 0) to ``fmt`` with unbounded exponent range; returns
+    the magnitude as an exact Python float (it may exceed ``fmt.max``: the caller handles
+    overflow)."""
+    e = n.bit_length() - 1 - k                 # 2**e <= value < 2**(e+1)
+    qe = max(e, fmt.emin) - fmt.mant           # exponent of one unit in the last place
+    s = _round_shift(n, k + qe, mode, neg)
+    return math.ldexp(s, qe)
+
+
+def _overflow_to_inf(mode: str, neg: bool) -> bool:
+    """IEEE: whether an overflowing result rounds to inf (else to the largest finite value)."""
+    if mode in ("RINT", "ROUND"):
+        return True
+    if mode == "FLOOR":
+        return neg
+    if mode == "CEIL":
+        return not neg
+    return False                                # TRUNC, ODD
+
+
+def _nan_bits(dst: np.dtype, neg: bool, src: np.dtype | None = None, src_bits: int = 0) -> int:
+    """dst NaN bits: for a src NaN, its sign and top payload bits with the quiet bit set (e4m3
+    has one NaN per sign and no quiet bit); without a src, the default quiet NaN of that sign."""
+    dw = dst.itemsize * 8
+    if dst == E4M3:
+        return (int(neg) << 7) | 0x7F
+    mant = _FMT[dst].mant
+    payload = 0
+    if src is not None and src != E4M3:
+        smant = _FMT[src].mant
+        payload = src_bits & ((1 << smant) - 1)
+        payload = payload >> (smant - mant) if smant >= mant else payload << (mant - smant)
+    exp_all = ((1 << (dw - 1 - mant)) - 1) << mant
+    return (int(neg) << (dw - 1)) | exp_all | (1 << (mant - 1)) | payload
+
+
+def _encode_float(v: float, dst: np.dtype) -> int:
+    """Bits of an exactly representable value (or +-inf) in ``dst``."""
+    arr = np.array([v], dtype=np.float64)
+    with np.errstate(all="ignore"):
+        out = arr.astype(dst)
+    return int(out.view(bits_dtype(dst))[0])
+
+
+def _wrap(q: int, dst: np.dtype) -> int:
+    w = dst.itemsize * 8
+    q %= 1 << w
+    if dst.kind == "i" and q >= 1 << (w - 1):
+        q -= 1 << w
+    return q
+
+
+def _cast_one(v: Any, sbits: int, src: np.dtype, dst: np.dtype, mode: str, saturate: bool,
+              dequant_f16: bool) -> int:
+    """One element ``v`` (bit pattern ``sbits``), exactly: the destination value for an integer
+    dst, the destination's bit pattern for a float dst."""
+    # --- decompose the exact source value: sign, magnitude n / 2**k, or a special
+    special = None
+    if is_float(src):
+        with np.errstate(all="ignore"):
+            f = float(np.array([v], dtype=src).astype(np.float64)[0])
+        if math.isnan(f):
+            special = "nan"
+        elif math.isinf(f):
+            special = "inf"
+        neg = math.copysign(1.0, f) < 0
+        if special is None:
+            num, den = abs(f).as_integer_ratio()
+            n, k = num, den.bit_length() - 1
+    else:
+        iv = int(v)
+        neg, n, k = iv < 0, abs(iv), 0
+    # --- integer destination
+    if dst.kind in "iu":
+        info = np.iinfo(dst)
+        if special == "nan":
+            return 0
+        if special == "inf":
+            return int(info.min) if neg else int(info.max)
+        q = _round_shift(n, k, mode, neg)
+        q = -q if neg else q
+        if saturate:
+            return max(int(info.min), min(int(info.max), q))
+        return _wrap(q, dst)
+    # --- float destination: return bit pattern
+    fmt = _FMT[dst]
+    sat_float = saturate and dst in _SATURATING_FLOATS
+    sign = -1.0 if neg else 1.0
+    if special == "nan":
+        if sat_float:
+            return _encode_float(0.0, dst)
+        return _nan_bits(dst, bool(sbits >> (src.itemsize * 8 - 1)), src, sbits)
+    if special == "inf":
+        if sat_float:
+            return _encode_float(sign * fmt.max, dst)
+        return _encode_float(sign * math.inf, dst) if fmt.has_inf else _nan_bits(dst, neg)
+    if n == 0:
+        return _encode_float(sign * 0.0, dst)
+    if src == F32 and dst == F32:                # round to an integral value
+        q = _round_shift(n, k, mode, neg)
+        return _encode_float(sign * float(q), dst)   # q == 0 keeps the sign: -0.0
+    mag = _round_to_format(n, k, neg, fmt, mode)
+    if mag > fmt.max:
+        if sat_float or dequant_f16:
+            mag = fmt.max
+        elif _overflow_to_inf(mode, neg):
+            if not fmt.has_inf:
+                return _nan_bits(dst, neg)
+            mag = math.inf
+        else:
+            mag = fmt.max
+    return _encode_float(sign * mag, dst)
+
+
+def cast(x: np.ndarray, src_dtype: Any, dst_dtype: Any, soc: str = "a2a3",
+         rmode: Any = "CAST_NONE", sat: Any = None, *, prev: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """TCVT reference (see the header and ``cast_rule``): returns ``(result, untouched)``.
+
+    ``x`` must have ``src_dtype``. ``rmode`` is a RoundMode name ("CAST_RINT" or "rint"), its
+    enum value, or an enum object; ``sat`` None (the three-argument form), "ON"/"OFF", a bool or
+    an enum object. ``untouched`` marks elements the instruction does not write (all of them for
+    a5's CAST_ODD on a pair other than f32->f16); there the result holds ``prev`` (the dst's
+    previous contents) when given, else zeros.
+    """
+    s, d = np_dtype(src_dtype), np_dtype(dst_dtype)
+    x = np.asarray(x)
+    if x.dtype != s:
+        raise TypeError(f"operand must be {s}, got {x.dtype}")
+    mode, saturate = cast_rule(s, d, soc, rmode, sat)
+    if mode is None:
+        out = np.zeros(x.shape, dtype=d) if prev is None else np.array(prev, dtype=d, copy=True)
+        return out, np.ones(x.shape, dtype=bool)
+    dequant = soc == "a2a3" and (s, d) == (I32, F16)
+    flat = x.ravel()
+    res = [_cast_one(v, int(b), s, d, mode, saturate, dequant)
+           for v, b in zip(flat, flat.view(bits_dtype(s)).tolist())]
+    if d.kind in "iu":
+        out = np.array(res, dtype=np.int64 if d != U64 else np.uint64).astype(d)
+    else:
+        out = np.array(res, dtype=np.uint64).astype(bits_dtype(d)).view(d)
+    return out.reshape(x.shape), np.zeros(x.shape, dtype=bool)

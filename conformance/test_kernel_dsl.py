@@ -75,7 +75,7 @@ def k_add_16x64(x, y, z):
 
 # a static 5x37 valid region placed at GM offset (3, 10) of 16x64 tensors
 SR0, SC0, SVR, SVC = 3, 10, 5, 37
-SCALAR_CONST = {"float": 1 + 2.0 ** -11 + 2.0 ** -40, "int": 40000}
+SCALAR_CONST = {"float": 1 + 2.0 ** -11 + 2.0 ** -40, "int": -32768}     # in range of every tested int type
 
 
 @pypto.kernel
@@ -227,9 +227,6 @@ PAD_KERNELS = {p: _make_pad_kernel(getattr(pto, "Pad" + p.capitalize())) for p i
 # =============================================================================================
 def _scalar_for(dtype: str, rng) -> Any:
     s = random_scalar(rng, dtype)
-    if not ref.is_float(dtype):
-        # a runtime int parameter: keep it in the int32 range the scalar register surely holds
-        s = int(np.int64(s) % (1 << 32)) - (1 << 31)
     return float(s) if ref.is_float(dtype) else s
 
 
@@ -382,6 +379,18 @@ def test_runtime_region_errors(pto_session, region, error):
         assert_bits_equal(z.numpy(), sentinel(gm_shape, dtype), what=f"z{k} after the error")
 
 
+@pytest.mark.parametrize("dtype,s", [("float16", 70000.0), ("float16", -1e6), ("int16", 40000),
+                                     ("int16", -32769), ("float32", 1e39)])
+def test_runtime_scalar_that_does_not_fit_is_refused(pto_session, dtype, s):
+    """A runtime scalar parameter that does not fit the tile type is a DTypeError naming it, in
+    both modes (compiled checks it when the kernel runs, eager when the instruction runs)."""
+    rng = rng_for("rt-bad-scalar", dtype, s)
+    with pytest.raises(pypto.errors.DTypeError) as ei:
+        _run_observe(dtype, 5, 37, rng, s=s)
+    assert "does not fit" in str(ei.value) or "overflows" in str(ei.value)
+    assert "TADDS" in str(ei.value)
+
+
 def _run_observe(dtype: str, vr: int, vc: int, rng, s=None):
     x = random_values(rng, dtype, (TR, TC))
     y = random_values(rng, dtype, (TR, TC))
@@ -416,7 +425,7 @@ def test_family_computes_only_the_valid_region(pto_session, dtype, valid):
 
 
 @pytest.mark.parametrize("dtype,s", [("float16", 1 + 2.0 ** -11 + 2.0 ** -40), ("float16", 0.1),
-                                     ("float32", 0.1), ("float16", 70000.0), ("int16", 40000),
+                                     ("float32", 0.1), ("float16", 65519.0), ("int16", 32767),
                                      ("int16", -7)])
 def test_runtime_scalar_converted_to_element_type(pto_session, dtype, s):
     """A runtime scalar parameter is converted to the tile type once, from its Python value."""

@@ -2,8 +2,11 @@
 a second, independent computation so that a bug in it cannot silently pass or fail pypto."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from . import reference as ref
 from .helpers import random_values
@@ -95,3 +98,464 @@ def test_scalar_conversion():
     assert ref.scalar_to("float16", 1 + 2.0 ** -11 + 2.0 ** -40) == np.float16(1 + 2.0 ** -10)
     assert float(ref.scalar_to("bfloat16", 1 + 2.0 ** -8 + 2.0 ** -40)) == 1 + 2.0 ** -7
     assert np.isposinf(ref.scalar_to("float16", 70000.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# TEXP
+# ---------------------------------------------------------------------------------------------
+def _bits(a):
+    return int(ref.to_bits(np.asarray(a).reshape(-1))[0])
+
+
+def test_exp_hand_examples():
+    f32 = np.float32
+    x = np.array([0.0, -0.0, 1.0, -np.inf, np.inf, 88.0, 89.0, -100.0, -104.0], f32)
+    got = ref.exp(x)
+    assert got.dtype == np.float32
+    assert got[0] == 1 and got[1] == 1
+    assert got[2] == np.float32(2.718281828459045)
+    assert _bits(got[3]) == 0 and np.isposinf(got[4])
+    assert np.isfinite(got[5]) and np.isposinf(got[6])           # e^89 > FLT_MAX
+    assert 0 < got[7] < np.finfo(np.float32).tiny                 # subnormal kept
+    assert _bits(got[8]) == 0                                     # below half the least subnormal
+    h = ref.exp(np.array([11.0, 12.0, -16.0], np.float16))
+    assert h[0] == np.float16(59874.14171519782) and np.isposinf(h[1]) and 0 < h[2] < 6.2e-5
+    nan = np.array([0x7F800001, 0xFFC00123], np.uint32).view(np.float32)
+    assert list(ref.to_bits(ref.exp(nan))) == [0x7FC00001, 0xFFC00123]
+    with pytest.raises(TypeError):
+        ref.exp(np.zeros(3, np.int32))
+
+
+def _correctly_rounded(xs, got, dt):
+    """Assert every result is the value of ``dt`` nearest to e**x (checked with decimal)."""
+    import decimal
+    ctx = decimal.Context(prec=60, Emax=10 ** 6, Emin=-10 ** 6)
+    ub = ref.bits_dtype(dt)
+    for x, g in zip(xs.tolist(), got):
+        if x != x:
+            continue
+        e = ctx.exp(decimal.Decimal(x)) if abs(x) != float("inf") else None
+        if e is None:
+            continue
+        gb = int(np.array([g], dt).view(ub)[0])
+        cands = [np.array([gb + d], ub).view(dt)[0] for d in (-1, 1) if 0 <= gb + d < 0x7FFF_FFFF]
+        gv = float(g)
+        if np.isinf(gv):
+            below = float(np.nextafter(np.array(np.finfo(dt).max, dt), np.array(0, dt)))
+            mx = float(np.finfo(dt).max)
+            assert e >= decimal.Decimal(mx) + (decimal.Decimal(mx) - decimal.Decimal(below)) / 2
+            continue
+        err = abs(e - decimal.Decimal(gv))
+        for c in cands:
+            c = float(c)
+            if np.isfinite(c) and c >= 0:
+                assert err <= abs(e - decimal.Decimal(c)), (x, gv, c)
+
+
+def test_exp_f16_exhaustive_correctly_rounded():
+    xs = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    xs = xs[~np.isnan(xs)]
+    _correctly_rounded(xs.astype(np.float64), ref.exp(xs), np.dtype(np.float16))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-110, 90, width=32))
+def test_exp_f32_correctly_rounded(x):
+    xs = np.array([x], np.float32)
+    _correctly_rounded(xs.astype(np.float64), ref.exp(xs), np.dtype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# TROWSUM
+# ---------------------------------------------------------------------------------------------
+def _tree_recursive(v):
+    """Independent formulation of the repeat tree: split at the largest power of two below n."""
+    v = list(v)
+    if len(v) == 1:
+        return np.float32(v[0])
+    m = 1 << ((len(v) - 1).bit_length() - 1)
+    return np.float32(_tree_recursive(v[:m]) + _tree_recursive(v[m:]))
+
+
+def test_rowsum_hand_examples():
+    t = 2.0 ** 24
+    # f16 [2048, 1, 1, 1]: (2049 + 2) = 2051 in f32 -> f16 tie -> 2052 (exact sum 2051)
+    assert ref.rowsum(np.array([[2048, 1, 1, 1]], np.float16))[0, 0] == 2052
+    # two f16 repeats: 128 ones -> 128, then [2048, 1, 1, 1] -> 2052; 128 + 2052 = 2180
+    row = np.array([[1.0] * 128 + [2048, 1, 1, 1]], np.float16)
+    assert ref.rowsum(row)[0, 0] == 2180
+    # f32: [2^24, 1, 1, 1] -> (2^24 + 1 -> 2^24) + 2 = 2^24 + 2; sequential would give 2^24
+    assert ref.rowsum(np.array([[t, 1, 1, 1]], np.float32))[0, 0] == t + 2
+    # odd count: the last element is carried up: (2^24 + 1) + 1 -> 2^24
+    assert ref.rowsum(np.array([[t, 1, 1]], np.float32))[0, 0] == t
+    # [2^24, 1, 1, 1, 1]: [2^24, 2, 1] -> [2^24 + 2, 1] -> 2^24 + 3 -> tie -> 2^24 + 4
+    assert ref.rowsum(np.array([[t, 1, 1, 1, 1]], np.float32))[0, 0] == t + 4
+    # two f32 repeats: 2^24 + 2, then 3: 2^24 + 5 -> tie -> 2^24 + 4 (exact 2^24 + 6)
+    row = np.zeros((1, 67), np.float32)
+    row[0, :4] = [t, 1, 1, 1]
+    row[0, 64:] = 1
+    assert ref.rowsum(row)[0, 0] == t + 4
+    # a repeat is summed in f32 and then rounded to f16: 128 x 1024 = 131072 -> inf
+    assert np.isposinf(ref.rowsum(np.full((1, 128), 1024, np.float16))[0, 0])
+    # ... but inside the repeat there is no f16 overflow: 60000 + 60000 - 60000 in f32
+    assert ref.rowsum(np.array([[60000, 60000, -60000, 0]], np.float16))[0, 0] == 60000
+    # two repeats of 60000 each: each fits f16, their f16 sum overflows
+    row = np.zeros((1, 256), np.float16)
+    row[0, 0] = row[0, 128] = 60000
+    assert np.isposinf(ref.rowsum(row)[0, 0])
+    assert ref.to_bits(ref.rowsum(np.full((1, 5), -0.0, np.float32)))[0, 0] == 0x80000000
+
+
+def test_rowsum_valid_region_and_empty():
+    src = np.full((4, 80), np.nan, np.float32)
+    src[:2, :70] = 1.0
+    out = ref.rowsum(src, 2, 70)
+    assert out.shape == (2, 1) and (out == 70).all()
+    assert ref.rowsum(src, 0, 70).shape == (0, 1)
+    assert ref.rowsum(src, 3, 0).shape == (0, 1)
+    out, loose = ref.rowsum(src, 3, 70, with_loose=True)
+    assert np.isnan(out[2, 0]) and loose[2, 0] and not loose[:2].any()
+    with pytest.raises(TypeError):
+        ref.rowsum(np.zeros((2, 2), np.int32))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_rowsum_matches_independent_tree(dtype):
+    rng = np.random.default_rng(5)
+    dt = np.dtype(dtype)
+    per = 256 // dt.itemsize
+    for vc in (1, 2, 3, 5, 7, per - 1, per, per + 1, 2 * per + 3, 5 * per):
+        src = (rng.standard_normal((3, vc)) * 10.0 ** rng.integers(-2, 4, (3, vc))).astype(dt)
+        got = ref.rowsum(src)
+        for i in range(3):
+            acc = None
+            for j in range(0, vc, per):
+                s = np.float32(_tree_recursive(src[i, j:j + per].astype(np.float32))).astype(dt)
+                acc = s if acc is None else (np.float32(acc) + np.float32(s)).astype(dt)
+            assert ref.to_bits(np.array([got[i, 0]])) == ref.to_bits(np.array([acc], dt)), (vc, i)
+
+
+# ---------------------------------------------------------------------------------------------
+# TCVT
+# ---------------------------------------------------------------------------------------------
+def cv(values, src, dst, soc="a2a3", rmode="CAST_NONE", sat=None):
+    """Convert a list through the reference and return Python values (floats / ints)."""
+    sdt = ref.np_dtype(src)
+    x = np.array(values, dtype=np.float64).astype(sdt) if ref.is_float(sdt) else \
+        np.array(values, dtype=object).astype(sdt)
+    out, untouched = ref.cast(x, src, dst, soc, rmode, sat)
+    assert not untouched.any()
+    return [float(v) if ref.is_float(dst) else int(v) for v in out]
+
+
+def cbits(values, src, dst, soc="a2a3", rmode="CAST_NONE", sat=None):
+    sdt = ref.np_dtype(src)
+    x = np.array(values, dtype=np.float64).astype(sdt)
+    return [int(b) for b in ref.to_bits(ref.cast(x, src, dst, soc, rmode, sat)[0])]
+
+
+def test_cvt_legal_tables():
+    assert len(ref.CVT_LEGAL["a2a3"]) == 23 and len(ref.CVT_LEGAL["a5"]) == 38
+    assert ref.is_cvt_legal("f32", "f16", "a5") and ref.is_cvt_legal("int32", "float16", "a2a3")
+    for s, d, soc in [("f32", "i8", "a2a3"), ("f32", "i8", "a5"), ("i16", "i8", "a5"),
+                      ("i32", "f16", "a5"), ("bf16", "f16", "a2a3"), ("f32", "e4m3", "a2a3")]:
+        assert not ref.is_cvt_legal(s, d, soc)
+        with pytest.raises(ValueError):
+            ref.cast(np.zeros(1, ref.np_dtype(s)), s, d, soc)
+    assert ref.LEGAL["exp"]["a5"] == ("f16", "f32") and ref.is_legal("rowsum", "f16", "a2a3")
+
+
+def test_cvt_saturation_wrap_examples():
+    # f16 300 -> i8: wraps to 44 by default (both SoCs), 127 with saturation ON
+    for soc in ("a2a3", "a5"):
+        assert cv([300, -300], "f16", "i8", soc) == [44, -44]
+        assert cv([300, -300], "f16", "i8", soc, sat="ON") == [127, -128]
+        assert cv([-1, 256.0, 300], "f16", "u8", soc) == [255, 0, 44]
+        assert cv([-1, 256.0, 300], "f16", "u8", soc, sat="ON") == [0, 255, 255]
+        assert cv([70000, -70000], "i32", "i16", soc) == [4464, -4464]
+        assert cv([70000, -70000], "i32", "i16", soc, sat="ON") == [32767, -32768]
+        assert cv([2 ** 40 + 5], "i64", "i32", soc) == [5]
+        assert cv([2 ** 40 + 5], "i64", "i32", soc, sat="ON") == [2 ** 31 - 1]
+    # f32 -> i16 (default OFF): a2a3 truncates then wraps, a5 rounds to nearest even then wraps
+    assert cv([40000.7], "f32", "i16", "a2a3") == [-25536]
+    assert cv([40000.7], "f32", "i16", "a5") == [-25535]
+    # other pairs saturate; a2a3 ignores an explicit OFF there, a5 honours it (exact low bits)
+    assert cv([3e9, -3e9], "f32", "i32", "a2a3", sat="OFF") == [2 ** 31 - 1, -2 ** 31]
+    assert cv([3e9, 2.0 ** 40 + 2.0 ** 20], "f32", "i32", "a5", sat="OFF") == [3000000000 - 2 ** 32,
+                                                                                 2 ** 20]
+    # NaN -> 0 and +-inf -> max/min in both modes
+    for sat in (None, "ON", "OFF"):
+        assert cv([np.nan, np.inf, -np.inf], "f16", "i8", "a5", sat=sat) == [0, 127, -128]
+        assert cv([np.nan, np.inf, -np.inf], "f16", "u8", "a5", sat=sat) == [0, 255, 0]
+        assert cv([np.nan, np.inf, -np.inf], "f32", "i64", "a5", sat=sat) == [0, 2 ** 63 - 1,
+                                                                              -2 ** 63]
+    # a5 integer narrowing
+    assert cv([-1, 300], "i16", "u8", "a5") == [0, 255]
+    assert cv([-1, 300], "i16", "u8", "a5", sat="OFF") == [255, 44]
+    assert cv([40000], "u32", "i16", "a5") == [32767]
+    assert cv([40000], "u32", "i16", "a5", sat="OFF") == [-25536]
+    assert cv([-1, 5], "i16", "u32", "a5") == [0, 5]
+    assert cv([-1], "i16", "u32", "a5", sat="OFF") == [2 ** 32 - 1]
+    assert cv([-128, 127], "i8", "i32", "a5") == [-128, 127]
+
+
+def test_cvt_round_modes_to_int():
+    expect = {"CAST_RINT": [-2, 2, -4], "CAST_ROUND": [-3, 3, -4], "CAST_FLOOR": [-3, 2, -4],
+              "CAST_CEIL": [-2, 3, -3], "CAST_TRUNC": [-2, 2, -3]}
+    for soc in ("a2a3", "a5"):
+        for mode, e in expect.items():
+            assert cv([-2.5, 2.5, -3.5], "f32", "i32", soc, mode) == e, (soc, mode)
+            assert cv([-2.5, 2.5, -3.5], "f16", "i16", soc, mode) == e, (soc, mode)
+            assert cv([-2.5, 2.5, -3.5], "bf16", "i32", soc, mode) == e, (soc, mode)
+    assert cv([-2.5, 2.5, -3.7], "f32", "i32", "a2a3") == [-2, 2, -3]          # NONE: truncate
+    assert cv([-2.5, 2.5, -3.7], "f32", "i32", "a2a3", "CAST_ODD") == [-2, 2, -3]
+    assert cv([-2.5, 2.5, -3.7], "f32", "i32", "a5") == [-2, 2, -4]            # NONE: rint
+    # accepted spellings of the mode
+    assert cv([2.5], "f32", "i32", "a5", "round") == [3] and cv([2.5], "f32", "i32", "a5", 2) == [3]
+
+
+def test_cvt_odd_a5_untouched():
+    x = np.array([1.5, -2.5], np.float32)
+    prev = np.array([7, 8], np.int32)
+    out, untouched = ref.cast(x, "f32", "i32", "a5", "CAST_ODD", prev=prev)
+    assert untouched.all() and list(out) == [7, 8]
+    for s, d in [("f32", "f32"), ("f32", "bf16"), ("f32", "e4m3"), ("i32", "f32")]:
+        _, untouched = ref.cast(np.zeros(3, ref.np_dtype(s)), s, d, "a5", "CAST_ODD")
+        assert untouched.all(), (s, d)
+    assert ref.cast_rule("f32", "bf16", "a2a3", "CAST_ODD") == ("RINT", True)
+    assert ref.cast_rule("f32", "f16", "a5", "CAST_ODD") == ("ODD", True)
+
+
+def test_cvt_f32_to_f16_modes():
+    x = 0.5 + 2.0 ** -12          # halfway between 0.5 and 0.5 + 2^-11
+    up = 0.5 + 2.0 ** -11
+    expect = {"CAST_RINT": 0.5, "CAST_FLOOR": 0.5, "CAST_CEIL": up, "CAST_ROUND": up,
+              "CAST_TRUNC": 0.5, "CAST_ODD": up, "CAST_NONE": 0.5}
+    expect_neg = {"CAST_RINT": -0.5, "CAST_FLOOR": -up, "CAST_CEIL": -0.5, "CAST_ROUND": -up,
+                  "CAST_TRUNC": -0.5, "CAST_ODD": -up, "CAST_NONE": -0.5}
+    for soc in ("a2a3", "a5"):
+        for mode, e in expect.items():
+            assert cv([x, -x], "f32", "f16", soc, mode) == [e, expect_neg[mode]], (soc, mode)
+    # round to odd keeps an exact result, sets the last bit of an inexact one
+    assert cv([0.5, 1 + 2.0 ** -11 + 2.0 ** -20], "f32", "f16", "a5", "CAST_ODD") == [
+        0.5, 1 + 2.0 ** -10]
+    # subnormals: 2^-25 is half the least f16 subnormal
+    tiny = 2.0 ** -24
+    assert cv([2.0 ** -25], "f32", "f16", "a5", "CAST_RINT") == [0.0]
+    assert cv([2.0 ** -25], "f32", "f16", "a5", "CAST_ROUND") == [tiny]
+    assert cv([2.0 ** -25], "f32", "f16", "a5", "CAST_ODD") == [tiny]
+    assert cv([3 * 2.0 ** -26], "f32", "f16", "a5", "CAST_RINT") == [tiny]
+    assert cbits([-2.0 ** -30], "f32", "f16", "a5", "CAST_RINT") == [0x8000]
+    assert cbits([-2.0 ** -30], "f32", "f16", "a5", "CAST_FLOOR") == [0x8001]
+
+
+def test_cvt_float_saturation():
+    # f32 1e6 -> f16: 65504 by default on both SoCs; inf with saturation OFF on a5 only
+    for soc in ("a2a3", "a5"):
+        assert cv([1e6, -1e6, np.inf], "f32", "f16", soc) == [65504, -65504, 65504]
+        assert cbits([np.nan], "f32", "f16", soc) == [0]
+    assert cv([1e6, -1e6], "f32", "f16", "a2a3", sat="OFF") == [65504, -65504]
+    assert cv([1e6, -1e6, np.inf], "f32", "f16", "a5", sat="OFF") == [np.inf, -np.inf, np.inf]
+    # IEEE overflow per direction (a5, saturation OFF); 65520 is the rounding midpoint
+    assert cv([65519, 65520], "f32", "f16", "a5", "CAST_RINT", "OFF") == [65504, np.inf]
+    assert cv([7e4, -7e4], "f32", "f16", "a5", "CAST_FLOOR", "OFF") == [65504, -np.inf]
+    assert cv([7e4, -7e4], "f32", "f16", "a5", "CAST_CEIL", "OFF") == [np.inf, -65504]
+    assert cv([7e4, -7e4], "f32", "f16", "a5", "CAST_TRUNC", "OFF") == [65504, -65504]
+    assert cv([7e4], "f32", "f16", "a5", "CAST_ODD", "OFF") == [65504]
+    assert cv([7e4], "f32", "f16", "a5", "CAST_CEIL", "ON") == [65504]
+    # bf16 -> f16 (a5)
+    assert cv([1e10, -np.inf], "bf16", "f16", "a5") == [65504, -65504]
+    assert cv([1e10], "bf16", "f16", "a5", sat="OFF") == [np.inf]
+    assert cv([2.0 ** -30], "bf16", "f16", "a5", "CAST_CEIL") == [2.0 ** -24]
+    assert cv([2.0 ** -30], "bf16", "f16", "a5", "CAST_FLOOR") == [0.0]
+    # f32 -> bf16
+    big = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    assert cv([np.inf, 1 + 2.0 ** -8], "f32", "bf16", "a2a3") == [big, 1.0]
+    assert cv([1 + 2.0 ** -8], "f32", "bf16", "a5", "CAST_ROUND") == [1 + 2.0 ** -7]
+    assert cv([np.inf], "f32", "bf16", "a5", sat="OFF") == [np.inf]
+
+
+def test_cvt_nan_payloads():
+    x = np.array([0x7FA00001, 0xFFC00000], np.uint32).view(np.float32)
+    out, _ = ref.cast(x, "f32", "f16", "a5", sat="OFF")
+    assert list(ref.to_bits(out)) == [0x7F00, 0xFE00]
+    out, _ = ref.cast(np.array([0xFC01], np.uint16).view(np.float16), "f16", "f32", "a2a3")
+    assert list(ref.to_bits(out)) == [0xFFC02000]
+    e4 = np.array([0x7F, 0xFF], np.uint8).view(ml_dtypes.float8_e4m3fn)
+    assert list(ref.to_bits(ref.cast(e4, "e4m3", "f32", "a5")[0])) == [0x7FC00000, 0xFFC00000]
+
+
+def test_cvt_int_to_float():
+    # a2a3 i32 -> f16: nearest even, clamp to +-65504, mode and saturation ignored
+    for mode in ("CAST_NONE", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC"):
+        assert cv([70000, -70000, 2049, 2051, 65520], "i32", "f16", "a2a3", mode, "OFF") == [
+            65504, -65504, 2048, 2052, 65504]
+    assert cv([2049], "i16", "f16", "a2a3") == [2048]
+    assert cv([2049], "i16", "f16", "a5", "CAST_CEIL") == [2050]
+    assert cv([2049], "i16", "f16", "a5", "CAST_ROUND") == [2050]
+    assert cv([-2049], "i16", "f16", "a5", "CAST_FLOOR") == [-2050]
+    assert cv([2 ** 24 + 1], "i32", "f32", "a5", "CAST_RINT") == [2 ** 24]
+    assert cv([2 ** 24 + 1], "i32", "f32", "a5", "CAST_CEIL") == [2 ** 24 + 2]
+    assert cv([2 ** 63 - 1], "i64", "f32", "a2a3") == [2.0 ** 63]
+    assert cv([2 ** 63 - 1], "i64", "f32", "a2a3", "CAST_FLOOR") == [2.0 ** 63 - 2.0 ** 39]
+    assert cv([-128, 255], "i16", "f32", "a5") == [-128.0, 255.0]
+    u8 = np.arange(256, dtype=np.uint8)
+    assert (ref.cast(u8, "u8", "f16", "a5")[0] == u8.astype(np.float16)).all()
+    i8 = u8.view(np.int8)
+    assert (ref.cast(i8, "i8", "f16", "a2a3")[0] == i8.astype(np.float16)).all()
+
+
+def test_cvt_f32_to_f32_integral():
+    big = float(np.float32(1e30))
+    x = [2.5, -2.5, big, -0.3, 0.7, 8388607.5]
+    assert cv(x, "f32", "f32", "a2a3") == [2.0, -2.0, big, -0.0, 1.0, 8388608.0]
+    assert cv(x, "f32", "f32", "a5", "CAST_ROUND") == [3.0, -3.0, big, -0.0, 1.0, 8388608.0]
+    assert cv(x, "f32", "f32", "a5", "CAST_FLOOR") == [2.0, -3.0, big, -1.0, 0.0, 8388607.0]
+    assert cv(x, "f32", "f32", "a5", "CAST_CEIL") == [3.0, -2.0, big, -0.0, 1.0, 8388608.0]
+    assert cv(x, "f32", "f32", "a5", "CAST_TRUNC") == [2.0, -2.0, big, -0.0, 0.0, 8388607.0]
+    assert cbits([-0.3], "f32", "f32", "a5") == [0x80000000]
+    assert cv([np.inf], "f32", "f32", "a5") == [np.inf]       # f32 never saturates
+    assert cbits([np.nan], "f32", "f32", "a5") == [0x7FC00000]
+
+
+def test_cvt_fp8():
+    assert cv([470, 1e6, -np.inf], "f32", "e4m3", "a5") == [448, 448, -448]
+    assert cbits([470, -1e6, np.inf], "f32", "e4m3", "a5", sat="OFF") == [0x7F, 0xFF, 0x7F]
+    assert cv([1e6, np.inf], "f32", "e5m2", "a5", sat="OFF") == [np.inf, np.inf]
+    assert cv([1e6], "f32", "e5m2", "a5") == [57344]
+    # fp8 always rounds to nearest even, whatever the mode (except CAST_ODD: untouched)
+    for mode in ("CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ROUND"):
+        assert cv([0.3, 17.0], "f32", "e4m3", "a5", mode) == [
+            float(ml_dtypes.float8_e4m3fn(0.3)), 16.0]
+    for dt in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2):
+        allv = np.arange(256, dtype=np.uint8).view(dt)
+        ok = ~np.isnan(allv.astype(np.float32))
+        got = ref.cast(allv, dt, "f32", "a5")[0]
+        assert (ref.to_bits(got[ok]) == ref.to_bits(allv[ok].astype(np.float32))).all()
+        # and back: every non-NaN fp8 value converts to itself (inf needs saturation OFF)
+        back = ref.cast(got[ok], "f32", dt, "a5", sat="OFF")[0]
+        assert (ref.to_bits(back) == ref.to_bits(allv[ok])).all()
+
+
+def test_cvt_exact_widenings():
+    h = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    ok = ~np.isnan(h)
+    assert (ref.to_bits(ref.cast(h[ok], "f16", "f32", "a2a3")[0])
+            == ref.to_bits(h[ok].astype(np.float32))).all()
+    b = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).view(ml_dtypes.bfloat16)
+    ok = ~np.isnan(b.astype(np.float32))
+    assert (ref.to_bits(ref.cast(b[ok], "bf16", "f32", "a5")[0])
+            == ref.to_bits(b[ok].astype(np.float32))).all()
+
+
+# --- property tests: independent rounding by enumerating the representable neighbours --------
+def _finite_values(dt):
+    """All finite values of a 16-bit float type, sorted, as float64 (for searchsorted)."""
+    with np.errstate(all="ignore"):
+        allv = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).view(dt).astype(np.float64)
+    allv = allv[np.isfinite(allv)]
+    return np.unique(allv)
+
+
+_GRIDS = {}
+
+
+def _neighbours(x, dt):
+    if dt not in _GRIDS:
+        _GRIDS[dt] = _finite_values(dt)
+    g = _GRIDS[dt]
+    i = np.searchsorted(g, x)
+    lo = g[i] if i < len(g) and g[i] == x else (g[i - 1] if i > 0 else -np.inf)
+    hi = g[i] if i < len(g) else np.inf
+    return lo, hi
+
+
+def _is_odd(v, dt):
+    return int(np.array([v]).astype(dt).view(np.uint16)[0]) & 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32),
+       st.sampled_from(["float16", "bfloat16"]))
+def test_cvt_f32_to_narrow_directed_rounding(x, dst):
+    dt = ref.np_dtype(dst)
+    fmax = float(np.finfo(np.float16).max) if dst == "float16" else \
+        float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    x = float(np.float32(x))
+    lo, hi = _neighbours(x, dt)
+    modes = ["CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC"]
+    if dst == "float16":
+        modes.append("CAST_ODD")                 # CAST_ODD exists for f32 -> f16 only
+    else:
+        _, untouched = ref.cast(np.array([x], np.float32), "f32", dst, "a5", "CAST_ODD", "OFF")
+        assert untouched.all()
+        assert cv([x], "f32", dst, "a2a3", "CAST_ODD") == cv([x], "f32", dst, "a2a3", "CAST_RINT")
+    got = {m: cv([x], "f32", dst, "a5", m, "OFF")[0] for m in modes}
+    odd = ("CAST_ODD",) if "CAST_ODD" in got else ()
+    if abs(x) <= fmax:
+        # results are representable: one of the two neighbouring values of the format
+        assert got["CAST_FLOOR"] == lo and got["CAST_CEIL"] == hi
+        assert got["CAST_FLOOR"] <= x <= got["CAST_CEIL"]
+        assert got["CAST_TRUNC"] == (lo if x >= 0 else hi)
+        assert abs(got["CAST_TRUNC"]) <= abs(x)
+        for m in ("CAST_RINT", "CAST_ROUND") + odd:
+            assert got[m] in (lo, hi)
+        if lo != hi:
+            if odd:
+                assert _is_odd(got["CAST_ODD"], dt)
+            d_lo, d_hi = x - lo, hi - x
+            if d_lo != d_hi:
+                near = lo if d_lo < d_hi else hi
+                assert got["CAST_RINT"] == near and got["CAST_ROUND"] == near
+            else:
+                assert got["CAST_ROUND"] == (hi if x > 0 else lo)
+                assert not _is_odd(got["CAST_RINT"], dt)
+        else:
+            assert all(v == x for v in got.values())
+    else:
+        for m in ("CAST_TRUNC",) + odd:
+            assert got[m] == np.copysign(fmax, x)
+        assert got["CAST_FLOOR" if x > 0 else "CAST_CEIL"] == np.copysign(fmax, x)
+        assert got["CAST_CEIL" if x > 0 else "CAST_FLOOR"] == np.copysign(np.inf, x)
+    # RINT equals numpy's / ml_dtypes' nearest-even conversion (including overflow to inf)
+    with np.errstate(all="ignore"):
+        ref_rne = float(np.array([x], np.float32).astype(dt)[0])
+    assert got["CAST_RINT"] == ref_rne
+    # saturation ON (the default) clamps, on both SoCs
+    for soc in ("a2a3", "a5"):
+        assert cv([x], "f32", dst, soc, "CAST_RINT")[0] == np.clip(ref_rne, -fmax, fmax)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32),
+       st.sampled_from(["int32", "int16", "int64"]), st.sampled_from(["ON", "OFF"]))
+def test_cvt_f32_to_int_against_numpy(x, dst, sat):
+    x = float(np.float32(x))
+    info = np.iinfo(dst)
+    exact = {"CAST_RINT": np.rint(x), "CAST_FLOOR": np.floor(x), "CAST_CEIL": np.ceil(x),
+             "CAST_TRUNC": np.trunc(x),
+             "CAST_ROUND": np.floor(x + 0.5) if x >= 0 else np.ceil(x - 0.5)}
+    for mode, e in exact.items():
+        e = int(e)
+        if sat == "ON":
+            e = min(max(e, int(info.min)), int(info.max))
+        else:
+            w = np.dtype(dst).itemsize * 8
+            e = (e + (1 << (w - 1))) % (1 << w) - (1 << (w - 1))
+        assert cv([x], "f32", dst, "a5", mode, sat) == [e], (mode, x)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-2 ** 31, 2 ** 31 - 1))
+def test_cvt_i32_to_f32_directed(n):
+    f32 = np.float32
+    rint = cv([n], "i32", "f32", "a5", "CAST_RINT")[0]
+    assert rint == float(np.array([n], np.int32).astype(f32)[0])
+    fl = cv([n], "i32", "f32", "a5", "CAST_FLOOR")[0]
+    ce = cv([n], "i32", "f32", "a5", "CAST_CEIL")[0]
+    assert fl <= n <= ce
+    assert float(np.nextafter(f32(fl), f32(np.inf))) > n and float(np.nextafter(f32(ce),
+                                                                              f32(-np.inf))) < n \
+        if fl != ce else fl == n
+    tr = cv([n], "i32", "f32", "a5", "CAST_TRUNC")[0]
+    assert tr == (fl if n >= 0 else ce)

@@ -6,6 +6,8 @@ operand still holds its sentinel afterwards.
 """
 from __future__ import annotations
 
+import math
+
 import re
 import zlib
 from typing import Any
@@ -165,21 +167,47 @@ SCALAR_CASES = [
     # (dtype, op, scalar, soc): conversions of the scalar operand to the element type
     ("float16", "adds", 1 + 2.0 ** -11 + 2.0 ** -40, "a2a3"),  # rounds up directly; via f32 -> tie -> down
     ("float16", "adds", 0.1, "a2a3"),
-    ("float16", "muls", 70000.0, "a2a3"),                      # -> inf in f16
+    ("float16", "muls", 65519.0, "a2a3"),                      # largest that stays finite
+    ("float16", "muls", math.inf, "a2a3"),                     # inf is a value, not an overflow
     ("float16", "muls", -0.0, "a2a3"),
     ("float32", "adds", 2 ** 24 + 1, "a2a3"),                  # int scalar, rounds to 2^24
     ("float32", "adds", 1e-46, "a2a3"),                        # below the smallest subnormal -> 0
     ("float32", "muls", 1.0 / 3.0, "a2a3"),
-    ("int16", "adds", 40000, "a2a3"),                          # wraps to -25536
-    ("int16", "muls", -70000, "a2a3"),
-    ("int32", "adds", 2 ** 31 + 5, "a2a3"),                    # wraps to -2^31 + 5
-    ("int32", "muls", 3_000_000_000, "a2a3"),
+    ("int16", "adds", 32767, "a2a3"),                          # the range's ends are fine
+    ("int16", "muls", -32768, "a2a3"),
+    ("int32", "adds", 2 ** 31 - 1, "a2a3"),
     ("bfloat16", "adds", 1 + 2.0 ** -8 + 2.0 ** -40, "a5"),    # direct rounding, no double rounding
-    ("int32", "adds", 2 ** 64 + 3, "a2a3"),                    # beyond int64: still wraps (to 3)
-    ("int16", "muls", -(2 ** 63) - 7, "a2a3"),
-    ("uint8", "adds", -1, "a5"),                               # wraps to 255
-    ("int8", "muls", 200, "a5"),                               # wraps to -56
+    ("uint8", "adds", 255, "a5"),
+    ("int8", "muls", -128, "a5"),
+    ("int16", "adds", 7.0, "a2a3"),                            # an integral float is an integer
 ]
+
+# Scalars that do not fit the element type are refused, as pypto.Tensor data is (defect 5 of
+# issue 5: they used to wrap silently, and 1e6 became inf in float16).
+BAD_SCALARS = [
+    ("int16", "adds", 70000, "a2a3"), ("int16", "muls", -70000, "a2a3"),
+    ("int32", "adds", 2 ** 40, "a2a3"), ("int32", "adds", 2 ** 64 + 3, "a2a3"),
+    ("uint8", "adds", -1, "a5"), ("int8", "muls", 200, "a5"),
+    ("float16", "adds", 1e6, "a2a3"), ("float16", "muls", 70000.0, "a2a3"),
+    ("float32", "adds", 1e39, "a2a3"), ("int16", "adds", 1.5, "a2a3"),
+]
+
+
+@pytest.mark.parametrize("dtype,op,scalar,soc", BAD_SCALARS,
+                         ids=[f"{d}-{o}-{s!r}-{c}" for d, o, s, c in BAD_SCALARS])
+def test_scalar_that_does_not_fit_is_refused(pto_init, target, dtype, op, scalar, soc):
+    pto_init(soc=soc)
+    a = random_values(rng_for("bad-scalar", dtype, op), dtype, (4, 8))
+    out = np.full(a.shape, 7, a.dtype)
+    insn = pypto.load_insn(op)
+    insn.set_operand(0, pypto.Tensor(a))
+    insn.set_operand(1, scalar)
+    insn.set_operand(2, out)
+    with pytest.raises(pypto.errors.DTypeError) as ei:
+        insn.execute()
+    assert str(scalar)[:4] in str(ei.value) or repr(scalar)[:4] in str(ei.value)
+    assert "Fix:" in str(ei.value)
+    assert np.all(out == 7), "a failed execute() leaves its output untouched"
 
 
 @pytest.mark.parametrize("dtype,op,scalar,soc", SCALAR_CASES,

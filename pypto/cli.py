@@ -1,44 +1,279 @@
-"""`pypto` command: `pypto info` (version, SoC profiles, simulated instructions) and
-`pypto doctor` (what the npu backend still needs on this machine)."""
+"""The `pypto` command (also `python -m pypto`).
+
+  pypto --version            print pypto's version
+  pypto info                 versions, PYPTO_* settings, kernel cache, SoC profiles, instructions
+  pypto doctor [--require B] check every backend; exit 1 only if a required backend cannot run
+"""
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import os
+import platform
 import sys
+import tempfile
+import time
+from typing import Callable
+
+DOCTOR_HELP = """\
+Check the health of every backend and print what works and what is missing.
+
+settings: every PYPTO_* variable that is set holds a legal value (a bad one makes
+pypto.init() fail, so it always counts).
+sim: numba imports, numba compiles and runs a tiny function, and the kernel cache directory
+is writable (or can be created).
+npu: the CANN toolkit, pyACL, the bisheng compiler and an Ascend device.
+
+Exit status: 0 when the settings and every required backend are usable, 1 when not, 2 on a
+usage error. Without --require, the required backend is the one pypto.init()
+would use: PYPTO_BACKEND if set, else sim (init() falls back to sim when no NPU is usable), so
+`pypto doctor` succeeds on any machine where the simulator works. Missing NPU prerequisites are
+still listed, as information.
+"""
+
+
+def _version(dist: str) -> str:
+    """Installed version of a distribution, or 'not installed'."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            return getattr(__import__(dist), "__version__", "unknown")
+        except ImportError:
+            return "not installed"
+
+
+def versions() -> dict[str, str]:
+    """pypto, Python, numpy, numba and ml_dtypes versions."""
+    import pypto
+    return {"pypto": pypto.__version__, "Python": platform.python_version(),
+            "numpy": _version("numpy"), "numba": _version("numba"), "ml_dtypes": _version("ml_dtypes")}
+
+
+def _defaults() -> dict[str, Callable[[], str]]:
+    """What each PYPTO_* variable means when it is unset."""
+    from pypto.backends.sim.options import _env_cache
+    from pypto.isa.soc import get_profile
+    return {
+        "PYPTO_BACKEND": lambda: "auto (npu if usable, else sim)",
+        "PYPTO_SOC": lambda: get_profile(None).name,
+        "PYPTO_SIM_MODE": lambda: "compiled",
+        "PYPTO_SIM_THREADS": lambda: f"{os.cpu_count() or 1} (the CPU count)",
+        "PYPTO_CACHE_DIR": _env_cache,
+    }
+
+
+def _setting_problem(name: str) -> tuple[str, str] | None:
+    """(why, fix) if the set value of a PYPTO_* variable would make pypto.init() fail, else None."""
+    from pypto.backends import REGISTRY
+    from pypto.backends.sim.options import _env_mode, _env_threads, env
+    from pypto.errors import PtoError
+    from pypto.isa.soc import PROFILES, get_profile
+    value = env().get(name)
+    if value is None:
+        return None
+    try:
+        if name == "PYPTO_BACKEND" and value not in REGISTRY:
+            return (f"PYPTO_BACKEND={value!r} is not a backend (legal: {', '.join(REGISTRY)})",
+                    "set PYPTO_BACKEND=sim, or unset it to pick automatically")
+        if name == "PYPTO_SOC":
+            try:
+                get_profile(value)
+            except PtoError as e:
+                return e.message, f"set PYPTO_SOC to one of {', '.join(PROFILES)}, or unset it"
+        elif name == "PYPTO_SIM_MODE":
+            _env_mode()
+        elif name == "PYPTO_SIM_THREADS":
+            _env_threads()
+    except PtoError as e:
+        return e.message, e.fix or f"fix or unset {name}"
+    return None
+
+
+def _simulated() -> str:
+    """The instructions the simulator runs, as a comma-separated list."""
+    try:
+        from pypto.ir.registry import simulated          # the per-instruction unit registry
+        return ", ".join(sorted(simulated()))
+    except Exception:  # noqa: BLE001 - fall back to the lowering table
+        pass
+    try:
+        from pypto.backends.sim.lowering import SIMULATED
+        return ", ".join(sorted(SIMULATED))
+    except Exception as e:  # noqa: BLE001 - `pypto info` must work whatever the simulator state
+        return f"(unknown: {type(e).__name__}: {e})"
 
 
 def _info() -> int:
     import pypto
-    from pypto.backends.sim.lowering import SIMULATED
+    from pypto.backends.sim.options import ENV_VARS, default_cache_dir, env
     from pypto.isa import PROFILES, TABLE
     print(f"pypto {pypto.__version__}")
+    print("  versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
+    print(f"  kernel cache directory: {default_cache_dir()}")
+    print("  settings from the environment:")
+    defaults = _defaults()
+    for name in ENV_VARS:
+        value = env().get(name)
+        if value is None:
+            print(f"    {name:<18} unset (default: {defaults[name]()})")
+        else:
+            bad = _setting_problem(name)
+            print(f"    {name:<18} set: {value!r}" + (f"  INVALID: {bad[0]}" if bad else ""))
     for p in PROFILES.values():
         caps = ", ".join(f"{sp.buffer}={sp.capacity // 1024} KiB" for sp in p.spaces.values())
         print(f"  soc {p.name}: {p.description}; {caps}")
-    print(f"  ISA table: {len(TABLE)} instructions; simulated: {', '.join(sorted(SIMULATED))}")
+    print(f"  ISA table: {len(TABLE)} instructions; simulated: {_simulated()}")
     print(f"  seed instructions: {', '.join(pypto.list_insns())}")
     return 0
 
 
-def _doctor() -> int:
+# -- doctor ---------------------------------------------------------------------------------------
+Check = tuple[bool, str, "str | None"]     # (passed, what was checked, how to fix a failure)
+
+
+def _check_settings() -> list[Check]:
+    from pypto.backends.sim.options import ENV_VARS
+    out: list[Check] = []
+    for name in ENV_VARS:
+        bad = _setting_problem(name)
+        if bad:
+            out.append((False, bad[0], bad[1]))
+    return out or [(True, "PYPTO_* environment variables hold legal values", None)]
+
+
+def _check_numba() -> list[Check]:
+    try:
+        import numba
+    except Exception as e:  # noqa: BLE001 - any import failure means the simulator cannot run
+        return [(False, f"numba does not import: {type(e).__name__}: {e}",
+                 "pip install numba (see pyproject.toml for the supported versions)")]
+    out: list[Check] = [(True, f"numba {numba.__version__} imports", None)]
+    try:
+        import numpy as np
+        t0 = time.perf_counter()
+        fn = numba.njit(cache=False)(lambda x: x * 2 + 1)
+        got = fn(np.arange(4, dtype=np.float32)).tolist()
+        ok = got == [1.0, 3.0, 5.0, 7.0]
+        out.append((ok, f"numba JIT compiles and runs a function ({time.perf_counter() - t0:.2f} s)"
+                    if ok else f"numba JIT ran a function but returned {got}, not [1, 3, 5, 7]",
+                    None if ok else "reinstall numba and llvmlite"))
+    except Exception as e:  # noqa: BLE001 - report, never crash the doctor
+        out.append((False, f"numba JIT smoke test failed: {type(e).__name__}: {e}",
+                    "reinstall numba and llvmlite (pip install --force-reinstall numba)"))
+    return out
+
+
+def _check_cache_dir() -> Check:
+    from pypto.backends.sim.options import default_cache_dir
+    path = default_cache_dir()
+    fix = "set PYPTO_CACHE_DIR to a writable directory"
+    if os.path.isdir(path):
+        try:
+            fd, tmp = tempfile.mkstemp(dir=path, prefix=".pypto-doctor-")
+            os.close(fd)
+            os.remove(tmp)
+        except OSError as e:
+            return False, f"kernel cache directory {path} is not writable: {e.strerror or e}", fix
+        return True, f"kernel cache directory {path} is writable", None
+    if os.path.exists(path):
+        return False, f"kernel cache path {path} exists but is not a directory", fix
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK):
+        return True, f"kernel cache directory {path} can be created (in {parent})", None
+    return False, f"kernel cache directory {path} cannot be created: {parent} is not writable", fix
+
+
+def _check_sim() -> list[Check]:
+    return _check_numba() + [_check_cache_dir()]
+
+
+def _check_npu() -> list[Check]:
     from pypto.backends import is_available
     ok, missing = is_available("npu")
-    print("sim backend: available")
-    if ok:
-        print("npu backend: available")
-        return 0
-    print("npu backend: not available here:")
-    for m in missing:
-        print(f"  - {m}")
-    return 1
+    return [(True, "all prerequisites found", None)] if ok else [(False, m, None) for m in missing]
+
+
+def _default_required() -> list[str]:
+    from pypto.backends import REGISTRY
+    from pypto.backends.sim.options import env
+    chosen = env().get("PYPTO_BACKEND")
+    return [chosen] if chosen in REGISTRY else ["sim"]
+
+
+def _doctor(require: list[str] | None) -> int:
+    import pypto
+    from pypto.backends import REGISTRY
+    if not require:
+        required = _default_required()
+    elif "all" in require:
+        required = list(REGISTRY)
+    else:
+        required = list(dict.fromkeys(require))
+    print(f"pypto doctor: pypto {pypto.__version__}, Python {platform.python_version()}")
+    settings = _check_settings()
+    results = {"sim": _check_sim(), "npu": _check_npu()}
+    ok = _report("settings", settings, required=True, mark_missing="problem")
+    for name, checks in results.items():
+        usable = _report(f"{name} backend", checks, required=name in required,
+                         mark_missing="FAIL" if name == "sim" else "missing")
+        ok &= usable or name not in required
+    print(f"required: {', '.join(required)} -> {'ok' if ok else 'NOT OK'}")
+    if not ok:
+        print("  (exit status 1; `pypto doctor --help` explains which backends are required)")
+    return 0 if ok else 1
+
+
+def _report(title: str, checks: list[Check], required: bool, mark_missing: str) -> bool:
+    usable = all(passed for passed, _, _ in checks)
+    state = "ok" if usable else ("NOT USABLE" if required else "not available (not required)")
+    print(f"{title}: {state}")
+    for passed, what, fix in checks:
+        print(f"  [{'ok' if passed else mark_missing}] {what}" + (f" -- fix: {fix}" if fix else ""))
+    return usable
+
+
+def _parser() -> argparse.ArgumentParser:
+    import pypto
+    from pypto.backends import REGISTRY
+    ap = argparse.ArgumentParser(prog="pypto", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-V", "--version", action="version", version=f"pypto {pypto.__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{info,doctor}")
+    sub.add_parser("info", help="versions, PYPTO_* settings, kernel cache, SoC profiles, instructions",
+                   description="Show versions (pypto, Python, numpy, numba, ml_dtypes), the kernel "
+                               "cache directory, the PYPTO_* environment settings (set or default), "
+                               "the SoC profiles and the simulated instructions.")
+    doc = sub.add_parser("doctor", help="check every backend; exit 1 if a required one cannot run",
+                         description=DOCTOR_HELP,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    doc.add_argument("--require", "--backend", dest="require", action="append", metavar="BACKEND",
+                     choices=[*REGISTRY, "all"],
+                     help=f"exit 1 unless BACKEND ({', '.join(REGISTRY)}, or all) is usable; "
+                          "repeatable (--backend is the same option). Default: the backend "
+                          "pypto.init() would use (PYPTO_BACKEND, else sim)")
+    return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="pypto", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("info", help="version, SoC profiles, instructions")
-    sub.add_parser("doctor", help="check the npu backend's prerequisites")
-    ns = ap.parse_args(argv)
-    return {"info": _info, "doctor": _doctor}[ns.cmd]()
+    """Run the `pypto` command with argv (default: sys.argv[1:]); returns the exit status."""
+    from pypto.errors import PtoError
+    ns = _parser().parse_args(argv)
+    try:
+        if ns.cmd == "info":
+            return _info()
+        return _doctor(ns.require)
+    except PtoError as e:
+        print(f"pypto {ns.cmd}: error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:               # `pypto info | head`: the reader left; not an error of ours
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import (GMBoundsError, ShapeError, TileAlignmentError, TileCapacityError,
+from .errors import (DTypeError, GMBoundsError, ShapeError, TileAlignmentError, TileCapacityError,
                      ValidRegionError)
 
 
@@ -59,3 +59,18 @@ def assign_past_end(tile: str, addr: int, nbytes: int, buffer: str, capacity: in
         f"{addr + nbytes:#x}, past the end of {buffer} ({capacity} bytes)",
         rule="Addr + Rows*Cols*sizeof(T) <= capacity (SA-0353)",
         fix=f"use an address <= {capacity - nbytes:#x}")
+
+
+def assign_negative(tile: str, addr: int, buffer: str) -> TileCapacityError:
+    return TileCapacityError(
+        f"TASSIGN({tile}, {addr}): the address is negative",
+        rule=f"{buffer} addresses are byte offsets from the start of the buffer, 0 or more",
+        fix="pass an address between 0 and the buffer's capacity minus the tile's size")
+
+
+def scalar_out_of_range(instr: str, operand: str, value, dtype: str, lo, hi) -> DTypeError:
+    return DTypeError(
+        f"{instr}: scalar {operand} = {value} does not fit {dtype} ({lo} .. {hi})",
+        rule="a scalar operand is converted to the tile's element type and must fit it, as "
+             "pypto.Tensor data must",
+        fix=f"pass a value in {lo} .. {hi}, or use a wider element type")

@@ -85,6 +85,8 @@ def _reject(what: str, context: str | None) -> DTypeError:
     fix = "use dtype=pypto.float32 (or another PTO type)"
     if what in ("float64", "double", "<class 'float'>"):
         fix = "convert with dtype=pypto.float32, e.g. pypto.Tensor(arr, dtype=pypto.float32) or arr.astype(np.float32)"
+    elif what == "None":
+        fix = "pass an element type, e.g. dtype=pypto.float32"
     return DTypeError(f"{what} is not a PTO element type{ctx}",
                       rule=f"PTO element types are: {LEGAL_NAMES}", fix=fix)
 
@@ -93,6 +95,8 @@ def as_dtype(x: Any, context: str | None = None) -> DType:
     """Normalise a pypto DType, numpy dtype/type, or name to a DType; float64 and friends are errors."""
     if isinstance(x, DType):
         return x
+    if x is None:                  # np.dtype(None) would silently mean float64
+        raise _reject("None", context)
     if isinstance(x, str):
         d = BY_NAME.get(x)
         if d is None:

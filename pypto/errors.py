@@ -10,11 +10,12 @@ class PtoError(Exception):
     """Base of every pypto error. ``rule`` names the broken rule, ``fix`` says what to do."""
 
     def __init__(self, message: str, *, rule: str | None = None, fix: str | None = None,
-                 where: str | None = None):
+                 where: str | None = None, note: str | None = None):
         self.message = message
         self.rule = rule
         self.fix = fix
         self.where = where
+        self.note = note
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -25,7 +26,15 @@ class PtoError(Exception):
             parts.append(f"Rule: {self.rule}")
         if self.fix:
             parts.append(f"Fix: {self.fix}")
+        if getattr(self, "note", None):
+            parts.append(f"Note: {self.note}")
         return "\n  ".join(parts) if len(parts) > 1 else parts[0]
+
+    def noted(self, note: str) -> "PtoError":
+        """Return the same error with a note (what else the user should know)."""
+        self.note = note
+        self.args = (self._render(),)
+        return self
 
     def located(self, where: str) -> "PtoError":
         """Return the same error with a location prefix (kernel, block, instruction, line)."""
@@ -53,6 +62,10 @@ class SocError(PtoError):
 
 class DeviceError(PtoError):
     """Bad device index or device selection."""
+
+
+class ConfigError(PtoError):
+    """A PYPTO_* environment variable (or option) holds a value pypto does not accept."""
 
 
 # -- instructions at the seed level -----------------------------------------------------------
@@ -98,6 +111,10 @@ class OutOfDeviceMemoryError(DeviceMemoryError):
     """An allocation does not fit in the SoC's GM capacity."""
 
 
+class HostBackingError(OutOfDeviceMemoryError):
+    """The host could not back simulated device memory (the simulator keeps GM in host RAM)."""
+
+
 class UseAfterFreeError(DeviceMemoryError):
     """A freed device tensor was used."""
 
@@ -129,6 +146,10 @@ class ValidRegionError(TileError):
 
 class LocationError(TileError):
     """A tile lives in a memory space the instruction cannot use."""
+
+
+class LayoutError(TileError):
+    """A tile's layout (ND, DN, Zz, Nz, Zn) is not one the instruction accepts."""
 
 
 # -- kernels -------------------------------------------------------------------------------------

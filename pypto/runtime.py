@@ -1,11 +1,10 @@
 """The session: init/finalize, device selection, the active backend and SoC profile."""
 from __future__ import annotations
 
-import os
 import weakref
 from typing import Any
 
-from . import backends
+from . import backends, config
 from .errors import DeviceError, NotInitializedError, PtoError
 from .isa.soc import SocProfile, get_profile
 
@@ -42,7 +41,7 @@ _session: Session | None = None
 def _choose_backend(name: str | None) -> str:
     if name:
         return name
-    env = os.environ.get("PYPTO_BACKEND")
+    env = config.env().get("PYPTO_BACKEND")
     if env:
         return env
     ok, _ = backends.is_available("npu")
@@ -72,7 +71,7 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
         raise PtoError(f"pypto is already initialised ({_session!r}); asked again with {differs}",
                        rule="one session at a time", fix="call pypto.finalize() before init() with other settings")
     name = _choose_backend(backend)
-    profile = get_profile(soc or os.environ.get("PYPTO_SOC"))
+    profile = get_profile(soc or config.env().get("PYPTO_SOC"))
     mod = backends.module(name)
     options = sim
     if name == "sim" and options is None:

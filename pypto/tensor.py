@@ -12,11 +12,47 @@ import numpy as np
 
 from . import dtypes as D
 from . import runtime
-from .errors import DTypeError, HostMemoryError, ShapeError, UseAfterFreeError
+from .errors import DTypeError, DTypeMismatchError, HostMemoryError, ShapeError, UseAfterFreeError
+
+
+_CAST_RULE = "pypto.Tensor never rounds, wraps or overflows values silently when converting data"
+_DATA_RULE = "tensor data is a rectangular array of numbers (nested lists, a number, or a numpy array)"
+_SHAPE_RULE = ("a shape is a non-negative integer or a sequence of them (Python int or numpy "
+               "integer; not float or bool)")
+_INT_LIMITS = (-2 ** 63, 2 ** 64 - 1)       # what the widest PTO integer types (int64, uint64) hold
+_INT_TYPES = (D.int8, D.uint8, D.int16, D.uint16, D.int32, D.uint32, D.int64, D.uint64)
 
 
 def _c_order(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else a.copy(order="C")     # keeps 0-d arrays 0-d
+
+
+def _int_type_for(lo: int, hi: int) -> str:
+    """The fix for integers lo..hi that do not fit: the narrowest PTO integer type holding them."""
+    for d in _INT_TYPES:
+        info = np.iinfo(d.np)
+        if info.min <= lo and hi <= info.max:
+            return f"pass dtype=pypto.{d.name}, which holds {_num(lo)}..{_num(hi)}"
+    return (f"no PTO integer type holds {_num(lo)}..{_num(hi)}: pass dtype=pypto.float32 to store "
+            "the values as floats, or use smaller values")
+
+
+def _num(v: Any) -> str:
+    """A number for a message, long integers shortened."""
+    s = str(v)
+    return s if len(s) <= 30 else f"{s[:12]}...({len(s.lstrip('-'))} digits)"
+
+
+def _int_range_error(value: int, dt: D.DType, lo: int, hi: int) -> DTypeError:
+    if not _INT_LIMITS[0] <= value <= _INT_LIMITS[1]:
+        return DTypeError(
+            f"pypto.Tensor: integer {_num(value)} overflows every PTO integer type",
+            rule="PTO integers have at most 64 bits: int64 holds -2**63..2**63-1, uint64 holds "
+                 "0..2**64-1",
+            fix="pass dtype=pypto.float32 to store it as a float, or use smaller values")
+    info = np.iinfo(dt.np)
+    return DTypeError(f"pypto.Tensor: value {_num(value)} is outside {dt.name}'s range "
+                      f"{info.min}..{info.max}", rule=_CAST_RULE, fix=_int_type_for(lo, hi))
 
 
 def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
@@ -31,58 +67,134 @@ def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
         bad = ~np.isfinite(src) | (src != np.trunc(src))
         if bad.any():
             raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} is not an integer, so it does "
-                             f"not fit {dt.name}", fix="round the data first, or use a float dtype")
+                             f"not fit {dt.name}", rule=_CAST_RULE,
+                             fix="round the data first, or use a float dtype (dtype=pypto.float32)")
     if dt.is_int and kind in "iufc":
         info = np.iinfo(dt.np)
         wide = src.astype(np.float64) if kind in "fc" else src
         bad = (wide < info.min) | (wide > info.max)
         if bad.any():
-            raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} is outside {dt.name}'s range "
-                             f"{info.min}..{info.max}", fix="choose a wider dtype")
+            value = src[bad].flat[0].item()
+            if kind in "iu":
+                raise _int_range_error(int(value), dt, int(src.min()), int(src.max()))
+            raise DTypeError(f"pypto.Tensor: value {value!r} is outside {dt.name}'s range "
+                             f"{info.min}..{info.max}", rule=_CAST_RULE,
+                             fix="choose a wider dtype, or scale the data")
     if dt.is_float and kind in "iuf":
         with np.errstate(all="ignore"):
             bad = np.isinf(out.astype(np.float32)) & np.isfinite(src.astype(np.float64))
         if bad.any():
             raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} overflows {dt.name}",
+                             rule=_CAST_RULE,
                              fix="scale the data or choose a wider dtype (float32)")
     return out
+
+
+def _from_objects(obj: np.ndarray, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
+    """Data numpy could only hold as Python objects (integers beyond 64 bits, non-numbers) or
+    turned into float64 although every element is an integer: checked element by element."""
+    vals = obj.ravel().tolist()
+    for v in vals:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ShapeError(f"pypto.Tensor: element {v!r} ({type(v).__name__}) is not a number",
+                             rule=_DATA_RULE, fix="pass only ints and floats, in equal-length rows")
+    if all(isinstance(v, (int, np.integer)) for v in vals):
+        ints = [int(v) for v in vals]
+        dt = dtype or D.int32                        # like any list of ints
+        if dt.is_int:
+            info, lo, hi = np.iinfo(dt.np), min(ints), max(ints)
+            for v in ints:
+                if not int(info.min) <= v <= int(info.max):
+                    raise _int_range_error(v, dt, lo, hi)
+            return np.array(ints, dt.np).reshape(obj.shape), dt
+        vals = ints
+    elif dtype is None:
+        dtype = D.float32                            # like any list holding a float
+    dt = dtype or D.float32
+    try:
+        wide = np.array([float(v) for v in vals], np.float64).reshape(obj.shape)
+    except OverflowError:
+        big = next(v for v in vals if abs(v) > 1.7e308)
+        raise DTypeError(f"pypto.Tensor: integer {_num(big)} overflows {dt.name}", rule=_CAST_RULE,
+                         fix="scale the data down first") from None
+    return _c_order(_checked_cast(wide, dt)), dt
 
 
 def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
     if isinstance(data, Tensor):
         data = data.numpy()
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.generic) and data.dtype in D._BY_NP:
+        data = np.asarray(data)          # a numpy scalar of a PTO type keeps it, as arrays do
+    if isinstance(data, np.ndarray) and data.dtype != object:
         if dtype is None:
             dt = D.for_host_array(data, context="pypto.Tensor")
             return _c_order(data), dt
         return _c_order(_checked_cast(data, dtype)), dtype
     try:
         arr = np.asarray(data)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise ShapeError(f"pypto.Tensor: cannot make an array of {type(data).__name__}: {e}",
-                         fix="pass a rectangular nested list or a numpy array") from None
-    if arr.dtype == object:
-        raise ShapeError("pypto.Tensor: ragged or non-numeric data", fix="pass a rectangular nested list")
+                         rule=_DATA_RULE,
+                         fix="pass a rectangular nested list (equal-length rows) or a numpy array") from None
+    if arr.dtype == object or (arr.dtype.kind == "f" and arr.size and not isinstance(data, np.ndarray)
+                               and not np.isnan(arr).any() and np.abs(arr).max() >= 2.0 ** 63):
+        # numpy keeps huge integers as objects, or turns ints it cannot hold in int64 into float64
+        return _from_objects(np.asarray(data, dtype=object) if arr.dtype != object else arr, dtype)
+    if arr.dtype.kind not in "iufb":
+        what = {"c": "complex numbers", "U": "text", "S": "bytes", "M": "dates", "m": "time deltas"
+                }.get(arr.dtype.kind, f"{arr.dtype} data")
+        raise DTypeError(f"pypto.Tensor: {what} ({arr.flat[0].item()!r}, ...) cannot become a PTO tensor"
+                         if arr.size else f"pypto.Tensor: {what} cannot become a PTO tensor",
+                         rule=f"tensor data is numeric; PTO element types are: {D.LEGAL_NAMES}",
+                         fix="pass ints or floats (for complex data, the real and imaginary parts "
+                             "as two tensors)")
     if dtype is None:
         if arr.dtype.kind == "f":
             dtype = D.float32
         elif arr.dtype.kind in "iu":
             dtype = D.int32
-        elif arr.dtype.kind == "b":
+        else:
             raise DTypeError("pypto.Tensor: bool data has no PTO element type",
                              rule=f"PTO element types are: {D.LEGAL_NAMES}", fix="pass dtype=pypto.uint8")
-        else:
-            dtype = D.for_host_array(arr, context="pypto.Tensor")
-    if arr.dtype.kind not in "iufb":
-        arr = arr.astype(np.float64)
     return _c_order(_checked_cast(arr, dtype)), dtype
+
+
+def _shape_tuple(shape: Any, context: str) -> tuple[int, ...]:
+    """A shape as a tuple of Python ints: ints and numpy integers only, every dimension >= 0."""
+    if isinstance(shape, np.ndarray) and shape.ndim == 0:
+        shape = shape[()]
+    if isinstance(shape, (int, float, bool, np.generic)):
+        dims: tuple = (shape,)
+    elif isinstance(shape, (str, bytes)):
+        raise ShapeError(f"{context}: shape {shape!r} is a string", rule=_SHAPE_RULE,
+                         fix=f"pass integers, e.g. {context}((2, 3))")
+    else:
+        try:
+            dims = tuple(shape)
+        except TypeError:
+            raise ShapeError(f"{context}: shape {shape!r} ({type(shape).__name__}) is not an "
+                             "integer or a sequence of integers", rule=_SHAPE_RULE,
+                             fix=f"pass a tuple of ints, e.g. {context}((2, 3))") from None
+    out = []
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ShapeError(f"{context}: dimension {d!r} ({type(d).__name__}) of shape {shape!r} "
+                             "is not an integer", rule=_SHAPE_RULE,
+                             fix="pass whole numbers; convert computed sizes with int() or use //")
+        if d < 0:
+            raise ShapeError(f"{context}: negative dimension {int(d)} in shape {shape!r}",
+                             rule=_SHAPE_RULE, fix="every dimension must be 0 or more")
+        out.append(int(d))
+    return tuple(out)
 
 
 class Tensor:
     """A device tensor. ``pypto.Tensor(data, dtype=None)`` copies host data to device memory.
 
     Without dtype a numpy array keeps its type (float64 is an error: pass dtype=pypto.float32);
-    Python lists of floats become float32 and of ints int32.
+    Python lists of floats become float32 and of ints int32. A single number makes a 0-d tensor
+    (shape ``()``): a Python float or np.float64 becomes float32, a Python int int32, and any other
+    numpy scalar keeps its type like a 0-d array (np.float16(1) -> float16, np.int64(1) -> int64).
     """
 
     def __init__(self, data: Any, dtype: Any = None):
@@ -92,11 +204,9 @@ class Tensor:
         self._session.backend.copy_in(self._buf, arr)
 
     # -- construction helpers ----------------------------------------------------------------
-    def _init(self, shape: Sequence[int], dt: D.DType) -> None:
+    def _init(self, shape: Sequence[int], dt: D.DType, context: str = "pypto.Tensor") -> None:
         sess = runtime.current()
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
-            raise ShapeError(f"negative dimension in shape {shape}")
+        shape = _shape_tuple(shape, context)
         self._session = sess
         self._shape = shape
         self._dtype = dt
@@ -106,11 +216,12 @@ class Tensor:
         sess.tensors.add(self)
 
     @classmethod
-    def _empty(cls, shape, dtype) -> "Tensor":
+    def _empty(cls, shape: Any, dtype: Any, context: str = "pypto.empty") -> "Tensor":
+        """An uninitialised tensor; shape is an int or a sequence of ints (numpy ints too)."""
+        dt = D.float32 if dtype is None else D.as_dtype(dtype, context=context)
+        shape = _shape_tuple(shape, context)
         t = cls.__new__(cls)
-        if isinstance(shape, int):
-            shape = (shape,)
-        t._init(shape, D.as_dtype(dtype, context="pypto.empty"))
+        t._init(shape, dt, context)
         return t
 
     def _alias(self, shape: tuple[int, ...]) -> "Tensor":
@@ -168,9 +279,15 @@ class Tensor:
         """Copy a host array of the same shape and dtype into this tensor (H2D)."""
         self._check_live("Tensor.copy_from()")
         arr = np.asarray(arr)
-        if D.as_dtype(arr.dtype) != self._dtype or arr.shape != self._shape:
-            raise ShapeError(f"copy_from: host {arr.dtype}{list(arr.shape)} vs tensor "
-                             f"{self._dtype.name}{list(self._shape)}")
+        rule = "copy_from() copies a host array of exactly the tensor's shape and dtype"
+        if arr.dtype != self._dtype.np:
+            raise DTypeMismatchError(
+                f"copy_from: host array is {arr.dtype}{list(arr.shape)}, the tensor is "
+                f"{self._dtype.name}{list(self._shape)}", rule=rule,
+                fix=f"convert it first: np.asarray(arr, dtype=pypto.{self._dtype.name}.np)")
+        if arr.shape != self._shape:
+            raise ShapeError(f"copy_from: host array has shape {arr.shape}, the tensor {self._shape}",
+                             rule=rule, fix=f"reshape it first: arr.reshape({self._shape})")
         self._session.backend.copy_in(self._buf, arr)
 
     # -- lifetime -------------------------------------------------------------------------------
@@ -214,18 +331,20 @@ class Tensor:
         return self._shape[0] if self._shape else 1
 
 
-def empty(shape, dtype: Any = D.float32) -> Tensor:
-    """Uninitialised device tensor (the simulator fills it with its poison byte)."""
-    t = Tensor._empty(shape, dtype)
+def empty(shape: int | Sequence[int], dtype: Any = D.float32) -> Tensor:
+    """Uninitialised device tensor (the simulator fills it with its poison byte).
+    shape: an int or a sequence of ints (Python or numpy integers, each >= 0)."""
+    t = Tensor._empty(shape, dtype, context="pypto.empty")
     be = t._session.backend
     if hasattr(be, "fill_uninit"):
         be.fill_uninit(t._buf)
     return t
 
 
-def zeros(shape, dtype: Any = D.float32) -> Tensor:
-    """Device tensor of zeros (written from the host: one counted H2D copy)."""
-    t = Tensor._empty(shape, dtype)
+def zeros(shape: int | Sequence[int], dtype: Any = D.float32) -> Tensor:
+    """Device tensor of zeros (written from the host: one counted H2D copy).
+    shape: an int or a sequence of ints (Python or numpy integers, each >= 0)."""
+    t = Tensor._empty(shape, dtype, context="pypto.zeros")
     t._session.backend.copy_in(t._buf, np.zeros(t.size, t.dtype.np))
     return t
 

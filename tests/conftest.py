@@ -18,16 +18,37 @@ from __future__ import annotations
 import pytest
 
 import pypto
+from pypto.backends.sim.options import ENV_VARS, reload_env
 from pypto.testing import finalize_quietly
 
-_ENV = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE")
+
+class _Env:
+    """monkeypatch for PYPTO_* variables: pypto reads them once per process, so every change
+    re-reads them (reload_env), and the test's end restores both the variables and the cache."""
+
+    def __init__(self, mp):
+        self.mp = mp
+
+    def setenv(self, name, value):
+        self.mp.setenv(name, value)
+        reload_env()
+
+    def delenv(self, name, raising=True):
+        self.mp.delenv(name, raising=raising)
+        reload_env()
+
+    def __getattr__(self, name):
+        return getattr(self.mp, name)
 
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for var in _ENV:
+    for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
-    yield monkeypatch
+    reload_env()
+    yield _Env(monkeypatch)
+    monkeypatch.undo()
+    reload_env()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Bit-exactness of pypto.backends.sim.insns.floatbits against numpy / ml_dtypes.
+"""Bit-exactness of pypto.backends.sim.lib.floatbits against numpy / ml_dtypes.
 
 The references are numpy's float16 casts and ml_dtypes.bfloat16 casts, both
 independent of the code under test.  All comparisons are on raw bit patterns
@@ -25,8 +25,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODFILE = ROOT / "pypto" / "backends" / "sim" / "insns" / "floatbits.py"
-MODNAME = "pypto.backends.sim.insns.floatbits"
+MODFILE = ROOT / "pypto" / "backends" / "sim" / "lib" / "floatbits.py"
+MODNAME = "pypto.backends.sim.lib.floatbits"
 
 
 def _load():

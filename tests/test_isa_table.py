@@ -48,7 +48,7 @@ PINNED = {"TADD": 0x1001, "TSUB": 0x1002, "TMUL": 0x1003, "TDIV": 0x1004, "TMIN"
           "TSTORE_FP": 0x1304, "TASSIGN": 0x1702}
 
 SEEDS = {"add": "TADD", "sub": "TSUB", "mul": "TMUL", "div": "TDIV", "min": "TMIN", "max": "TMAX",
-         "adds": "TADDS", "muls": "TMULS"}
+         "adds": "TADDS", "muls": "TMULS", "exp": "TEXP", "rowsum": "TROWSUM", "cast": "TCVT"}
 
 # Element types that only exist as strings in per-operand tuples (not in pypto.dtypes).
 EXTRA_DTYPES = {"e8m0", "hif8", "e2m1x2", "e1m2x2"}
@@ -148,16 +148,28 @@ def test_lookup():
 # -- pipes -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("ins", ALL, ids=ids)
 def test_pipe_legal_on_every_profile(ins):
-    if not isinstance(ins.pipe, str):
+    from pypto.isa.schema import PipeRule
+    if isinstance(ins.pipe, PipeRule):
+        assert set(ins.pipe.table.values()) <= set(PIPES)
+        names = {o.name for o in ins.operands}
+        assert set(ins.pipe.operands) <= names
+        for key in ins.pipe.table:
+            assert len(key) == len(ins.pipe.operands) and set(key) <= set(LOCATIONS), key
+    elif not isinstance(ins.pipe, str):
         assert set(ins.pipe) == SOCS
     for soc in SOCS:
-        assert ins.pipe_on(soc) in PIPES
+        assert ins.pipe_on(soc) in PIPES or isinstance(ins.pipe, PipeRule) and ins.pipe.default is None
 
 
 def test_pipe_spot_checks():
     t = isa.TABLE
     assert t["TLOAD"].pipe_on("a5") == "MTE2"
-    assert t["TSTORE"].pipe_on("a2a3") == "MTE3"
+    assert t["TSTORE"].pipe_on("a2a3", {"src": "Vec"}) == "MTE3"
+    assert t["TSTORE"].pipe_on("a5", {"src": "Acc"}) == "FIX"          # semantics 1.2: TSTORE_ACC
+    assert t["TMOV"].pipe_on("a5", {"src": "Vec", "dst": "Vec"}) == "V"   # TMOV_V2V
+    assert t["TMOV"].pipe_on("a5", {"src": "Mat", "dst": "Left"}) == "MTE1"
+    assert t["TMOV"].pipe_on("a5", {"src": "Acc", "dst": "Vec"}) == "FIX"
+    assert t["TEXTRACT"].pipe_on("a2a3", {"src": "Acc", "dst": "Mat"}) == "FIX"
     assert {t[n].pipe_on("a5") for n in EXPECTED["matmul"].split()} == {"M"}
     assert t["TCI"].pipe_on("a5") == "S"
     assert t["TRESHAPE"].pipe_on("a5") == "S"
@@ -175,9 +187,10 @@ def test_operands_well_formed(ins):
     for o in ins.operands:
         assert o.kind in KINDS, o
         assert o.role in ROLES, o
-        assert set(o.locs) <= set(LOCATIONS), o
+        for soc in SOCS:
+            assert set(o.locs_on(soc)) <= set(LOCATIONS), o
         if o.kind == "tile":
-            assert o.locs, f"{o.name}: a tile operand needs at least one location"
+            assert any(o.locs_on(soc) for soc in SOCS), f"{o.name}: a tile operand needs a location"
         else:
             assert o.locs == (), f"{o.name}: only tile operands have locations"
         if o.kind == "scalar":

@@ -2,6 +2,8 @@
 report the same (lowest) faulting block as an in-order run and as eager mode."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -74,10 +76,21 @@ def test_workers_have_their_own_on_chip_memory():
         x, z = pypto.Tensor(np.ones((6, 64), np.float32)), pypto.zeros((6, 64), pypto.float32)
         scale_rows[6](x, z, 2.0)
         be = pypto.runtime.current().backend
-        assert len(be._extra_spaces) == 2
-        ub = [be.spaces["Vec"]] + [s["Vec"] for s in be._extra_spaces]
-        assert len({a.ctypes.data for a in ub}) == 3
-        assert all(a.nbytes == 192 * 1024 for a in ub)
+        seen = []
+        real = be.onchip.mine
+
+        def spy():
+            oc = real()
+            seen.append((threading.get_ident(), oc.spaces["Vec"].ctypes.data, oc.spaces["Vec"].nbytes))
+            return oc
+        be.onchip.mine = spy
+        scale_rows[6](x, z, 2.0)
+        threads = {t for t, _, _ in seen}
+        assert len(threads) >= 2                            # the launching thread and workers
+        by_thread = {t: a for t, a, _ in seen}
+        assert len(set(by_thread.values())) == len(threads)  # each with its own UB
+        assert len({(t, a) for t, a, _ in seen}) == len(threads)
+        assert all(n == 192 * 1024 for _, _, n in seen)
     finally:
         pypto.finalize()
 

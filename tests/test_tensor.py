@@ -197,6 +197,167 @@ def test_negative_shape_is_an_error():
         pypto.empty((2, -1), pypto.float32)
 
 
+def _counts():
+    st = pypto.stats()
+    return st.live_tensors, st.live_bytes, st.h2d_copies
+
+
+def _has_rule_and_fix(err: E.PtoError) -> None:
+    msg = str(err)
+    assert err.rule and err.fix, msg
+    assert "Rule: " in msg and "Fix: " in msg
+
+
+@pytest.mark.parametrize("make", [pypto.empty, pypto.zeros, pypto.Tensor._empty])
+@pytest.mark.parametrize("shape, bad", [
+    ((2.5,), "2.5"), (2.5, "2.5"), ((4.0, 2), "4.0"), ((np.float32(3),), "3.0"),
+    ((True, 3), "True"), (True, "True"), ((np.bool_(True),), "True"),
+    ((2, -1), "-1"), (-3, "-3"), ((np.int64(-2),), "-2"),
+    ("4", "'4'"), (None, "None"), ((2, None), "None"),
+])
+def test_shapes_must_be_non_negative_integers(make, shape, bad):
+    """Floats are not truncated, bools are not 0/1, negatives are refused: each a ShapeError
+    naming the bad dimension, the rule and the fix, with nothing allocated."""
+    before = _counts()
+    with pytest.raises(E.ShapeError) as ei:
+        make(shape, pypto.float32)
+    assert bad in str(ei.value)
+    _has_rule_and_fix(ei.value)
+    assert _counts() == before
+
+
+@pytest.mark.parametrize("shape, want", [
+    (np.int64(4), (4,)), ((np.int64(2), np.int32(3)), (2, 3)), ([np.uint8(5)], (5,)),
+    (np.array([2, 3]), (2, 3)), (np.array(6), (6,)), ((), ()), (0, (0,)), ((3, 0), (3, 0)),
+])
+def test_shapes_accept_numpy_integers(shape, want):
+    for make in (pypto.empty, pypto.zeros):
+        t = make(shape, pypto.int16)
+        assert t.shape == want
+        assert t.nbytes == 2 * int(np.prod(want))
+        assert all(type(d) is int for d in t.shape)
+    assert not pypto.zeros(shape, pypto.int16).numpy().any()
+
+
+def test_negative_dimension_message_has_rule_and_fix():
+    with pytest.raises(E.ShapeError) as ei:
+        pypto.zeros((2, -1))
+    assert "-1" in str(ei.value) and "negative" in str(ei.value)
+    _has_rule_and_fix(ei.value)
+
+
+def test_integer_beyond_64_bits_is_an_overflow_not_ragged_data():
+    before = _counts()
+    with pytest.raises(E.DTypeError) as ei:
+        pypto.Tensor([2 ** 70])
+    msg = str(ei.value)
+    assert "ragged" not in msg
+    assert str(2 ** 70) in msg and "overflow" in msg
+    assert "dtype=pypto.float32" in ei.value.fix                # a way out that works:
+    _has_rule_and_fix(ei.value)
+    assert _counts() == before
+    t = pypto.Tensor([2 ** 70], dtype=pypto.float32)
+    assert t.numpy().tolist() == [float(2 ** 70)]
+
+
+@pytest.mark.parametrize("data", [2 ** 70, -(2 ** 64), [[1, 2], [3, 2 ** 64]]])
+def test_other_integers_beyond_64_bits(data):
+    with pytest.raises(E.DTypeError, match="overflows every PTO integer type") as ei:
+        pypto.Tensor(data)
+    _has_rule_and_fix(ei.value)
+
+
+def test_ints_numpy_would_turn_into_float64_stay_integers():
+    # numpy makes [1, 2**64 - 1] a float64 array (neither int64 nor uint64 holds both as it
+    # infers); they are integers and must not silently become float32 1.8e19.
+    with pytest.raises(E.DTypeError) as ei:
+        pypto.Tensor([1, 2 ** 64 - 1])
+    assert str(2 ** 64 - 1) in str(ei.value) and "int32" in str(ei.value)
+    assert "dtype=pypto.uint64" in ei.value.fix
+    t = pypto.Tensor([1, 2 ** 64 - 1], dtype=pypto.uint64)
+    assert t.numpy().tolist() == [1, 2 ** 64 - 1]
+    with pytest.raises(E.DTypeError, match="no PTO integer type holds"):
+        pypto.Tensor([-1, 2 ** 64 - 1])
+
+
+def test_int32_overflow_suggests_the_narrowest_type_that_holds_the_data():
+    with pytest.raises(E.DTypeError) as ei:
+        pypto.Tensor([2 ** 40])
+    assert "dtype=pypto.int64" in ei.value.fix
+    _has_rule_and_fix(ei.value)
+    with pytest.raises(E.DTypeError) as ei:
+        pypto.Tensor([0, 3_000_000_000])
+    assert "dtype=pypto.uint32" in ei.value.fix
+
+
+@pytest.mark.parametrize("data, dtype, exc", [
+    ([[1, 2], [3]], None, E.ShapeError),                       # ragged
+    ([1, None], None, E.ShapeError),                           # not a number
+    (["a", 1], None, E.DTypeError),
+    (["a", 1], pypto.float32, E.DTypeError),                   # was a raw ValueError
+    ([1 + 2j], None, E.DTypeError),
+    ([1.5], pypto.int32, E.DTypeError),                        # fraction into an int type
+    ([1e300], None, E.DTypeError),                             # overflows float32
+    ([300], pypto.int8, E.DTypeError),
+])
+def test_bad_data_errors_name_the_rule_and_the_fix(data, dtype, exc):
+    before = _counts()
+    with pytest.raises(exc) as ei:
+        pypto.Tensor(data, dtype=dtype)
+    _has_rule_and_fix(ei.value)
+    assert _counts() == before
+
+
+def test_none_is_not_a_dtype():
+    with pytest.raises(E.DTypeError) as ei:
+        pypto.dtypes.as_dtype(None, context="x")
+    assert "float64" not in str(ei.value).split("Rule")[0] and "None" in str(ei.value)
+    _has_rule_and_fix(ei.value)
+
+
+@pytest.mark.parametrize("scalar, want_dtype, want", [
+    (1.5, "float32", 1.5),                         # Python float
+    (np.float32(1.5), "float32", 1.5),
+    (np.float64(1.5), "float32", 1.5),             # np.float64 is a Python float
+    (np.float16(1.5), "float16", 1.5),             # other numpy scalars keep their type
+    (ml_dtypes.bfloat16(1.5), "bfloat16", 1.5),
+    (3, "int32", 3),                               # Python int
+    (np.int64(3), "int64", 3),
+    (np.int8(-3), "int8", -3),
+    (np.uint64(2 ** 63), "uint64", 2 ** 63),
+])
+def test_a_scalar_makes_a_0d_tensor(scalar, want_dtype, want):
+    t = pypto.Tensor(scalar)
+    assert t.shape == () and t.size == 1
+    assert t.dtype is getattr(pypto, want_dtype)
+    out = t.numpy()
+    assert out.shape == () and out.dtype == HOST_TYPES[want_dtype] and out.item() == want
+
+
+def test_numpy_scalars_with_a_dtype_and_in_lists():
+    assert pypto.Tensor(np.float32(2.0), dtype=pypto.int16).numpy().item() == 2
+    assert pypto.Tensor([np.float32(1.5), np.int64(2)]).numpy().tolist() == [1.5, 2.0]
+    with pytest.raises(E.DTypeError):
+        pypto.Tensor(np.float32(2.5), dtype=pypto.int32)           # still not rounded
+    with pytest.raises(E.DTypeError):
+        pypto.Tensor(np.bool_(True))                               # like a Python bool
+
+
+def test_copy_from_accepts_a_numpy_scalar_and_explains_mismatches():
+    t = pypto.zeros((), pypto.float32)
+    t.copy_from(np.float32(2.5))
+    assert t.numpy().item() == 2.5
+    v = pypto.zeros((3,), pypto.float32)
+    before = _counts()
+    with pytest.raises(E.DTypeMismatchError) as ei:
+        v.copy_from(np.zeros(3))                                   # float64
+    _has_rule_and_fix(ei.value)
+    with pytest.raises(E.ShapeError) as ei:
+        v.copy_from(np.zeros(4, np.float32))
+    _has_rule_and_fix(ei.value)
+    assert _counts() == before
+
+
 def test_non_contiguous_numpy_input():
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
     for view in (a.T, a[:, ::2], np.asfortranarray(a)):

@@ -5,12 +5,14 @@ underscored hooks (tinygrad's Allocator pattern).
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import OutOfDeviceMemoryError, UseAfterFreeError
+from ..errors import HostBackingError, OutOfDeviceMemoryError, ShapeError, UseAfterFreeError
 
 
 @dataclass
@@ -67,43 +69,79 @@ class Backend:
 
     # -- memory --------------------------------------------------------------------------------
     def alloc(self, nbytes: int, label: str = "") -> DeviceBuffer:
-        if nbytes > self.gm_capacity - self.stats.live_bytes:
-            raise OutOfDeviceMemoryError(
-                f"cannot allocate {nbytes} bytes of device memory: {self.stats.live_bytes} of "
-                f"{self.gm_capacity} bytes ({self.soc.name} GM) are in use",
-                rule="device allocations must fit in the SoC's GM (HBM)",
-                fix="free tensors you no longer need (t.free()) or use smaller ones")
-        buf = self._alloc(max(nbytes, 1), label)
-        self.live[buf.addr] = buf
-        s = self.stats
-        s.live_tensors += 1
-        s.live_bytes += buf.nbytes
-        s.peak_bytes = max(s.peak_bytes, s.live_bytes)
-        return buf
+        """Reserve nbytes of device memory; thread-safe, and a failed call changes nothing."""
+        # One re-entrant lock per backend (created race-free: dict.setdefault is atomic);
+        # re-entrant because a Tensor finalizer may free() from inside an alloc on this thread.
+        lock = self.__dict__.setdefault("_gm_lock", threading.RLock())
+        with lock:
+            if nbytes > self.gm_capacity - self.stats.live_bytes:
+                raise OutOfDeviceMemoryError(
+                    f"cannot allocate {nbytes} bytes of device memory: {self.stats.live_bytes} of "
+                    f"{self.gm_capacity} bytes ({self.soc.name} GM) are in use",
+                    rule="device allocations must fit in the SoC's GM (HBM)",
+                    fix="free tensors you no longer need (t.free()) or use smaller ones")
+            heap = getattr(self, "heap", None)      # an address heap that can roll back
+            txn = heap.transaction() if hasattr(heap, "transaction") else contextlib.nullcontext()
+            try:
+                with txn:
+                    buf = self._alloc(max(nbytes, 1), label)
+            except MemoryError:
+                raise HostBackingError(
+                    f"the host could not back {nbytes} bytes of device memory"
+                    f"{f' ({label})' if label else ''}: host memory allocation failed",
+                    rule=f"the {self.name} backend keeps device allocations in host RAM, so they "
+                         "are also limited by the host's free memory",
+                    fix="use smaller tensors, free tensors you no longer need, or run on a host "
+                        "with more RAM") from None
+            self.live[buf.addr] = buf
+            s = self.stats
+            s.live_tensors += 1
+            s.live_bytes += buf.nbytes
+            s.peak_bytes = max(s.peak_bytes, s.live_bytes)
+            return buf
 
     def free(self, buf: DeviceBuffer) -> None:
-        buf.check_live("free()")
-        self._free(buf)
-        buf.freed = True
-        self.live.pop(buf.addr, None)
-        self.stats.live_tensors -= 1
-        self.stats.live_bytes -= buf.nbytes
+        """Release a device allocation (UseAfterFreeError if already freed); thread-safe."""
+        lock = self.__dict__.setdefault("_gm_lock", threading.RLock())
+        with lock:
+            buf.check_live("free()")
+            self._free(buf)
+            buf.freed = True
+            self.live.pop(buf.addr, None)
+            self.stats.live_tensors -= 1
+            self.stats.live_bytes -= buf.nbytes
 
     def copy_in(self, buf: DeviceBuffer, host: np.ndarray) -> None:
+        """Copy host bytes to the start of buf (one counted H2D copy)."""
         buf.check_live("host->device copy")
         data = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
-        assert data.nbytes <= buf.nbytes
+        if data.nbytes > buf.nbytes:
+            raise ShapeError(
+                f"host->device copy: {data.nbytes} host bytes do not fit device memory {buf.label} "
+                f"of {buf.nbytes} bytes",
+                rule="a copy into a device tensor must not be larger than the tensor",
+                fix="copy an array of the tensor's shape and dtype")
         self._copy_in(buf, data)
-        self.stats.h2d_copies += 1
-        self.stats.h2d_bytes += data.nbytes
+        lock = self.__dict__.setdefault("_gm_lock", threading.RLock())
+        with lock:
+            self.stats.h2d_copies += 1
+            self.stats.h2d_bytes += data.nbytes
 
     def copy_out(self, buf: DeviceBuffer, out: np.ndarray) -> None:
+        """Copy the start of buf into a C-contiguous host array (one counted D2H copy)."""
         buf.check_live("device->host copy")
-        assert out.flags.c_contiguous
+        if not out.flags.c_contiguous or out.nbytes > buf.nbytes:
+            raise ShapeError(
+                f"device->host copy: destination of {out.nbytes} bytes (C-contiguous: "
+                f"{out.flags.c_contiguous}) for device memory {buf.label} of {buf.nbytes} bytes",
+                rule="the host destination must be C-contiguous and no larger than the tensor",
+                fix="use tensor.numpy(), which allocates a matching host array")
         dst = out.reshape(-1).view(np.uint8)
         self._copy_out(buf, dst)
-        self.stats.d2h_copies += 1
-        self.stats.d2h_bytes += dst.nbytes
+        lock = self.__dict__.setdefault("_gm_lock", threading.RLock())
+        with lock:
+            self.stats.d2h_copies += 1
+            self.stats.d2h_bytes += dst.nbytes
 
     def close(self) -> None:
         """Free everything this backend still holds (pypto.finalize())."""
@@ -111,20 +149,22 @@ class Backend:
             self.free(buf)
 
     # -- kernels -------------------------------------------------------------------------------
-    def supports(self, name: str, params: dict | None = None) -> bool:
-        """Can this backend run instruction ``name`` with these mode parameters?"""
-        raise NotImplementedError
-
     def default_mode(self) -> str:
+        """How the DSL runs kernels here: "compiled" (trace, compile, launch) or "eager"."""
         return "compiled"
 
     def device_count(self) -> int:
         return 1
 
-    def run_compiled(self, kernel, args: tuple, block_dim: int) -> None:
+    def compile(self, kernel, target: str | None = None) -> "Program":
+        """Kernel IR -> a program this backend can launch. Raises NotSimulatedError (or the
+        backend's own error) naming any instruction it cannot run."""
         raise NotImplementedError
 
-    def run_eager(self, kfn, specs: tuple, args: tuple, block_dim: int) -> None:
+    def launch(self, program: "Program", buffers: "Sequence[BufferArg]", grid: int,
+               scalars: "Sequence[int | float]") -> None:
+        """Run ``grid`` blocks of a compiled program. buffers: the kernel's tensor parameters as
+        device addresses with shape and dtype, in parameter order; scalars likewise."""
         raise NotImplementedError
 
     # -- hooks ----------------------------------------------------------------------------------
@@ -139,3 +179,19 @@ class Backend:
 
     def _copy_out(self, buf: DeviceBuffer, out: np.ndarray) -> None:
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    """A tensor argument of a launch: a device address with the shape and dtype the kernel sees."""
+    addr: int
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+@dataclass
+class Program:
+    """A compiled kernel: its IR and whatever the backend built from it."""
+    kernel: Any
+    backend: str
+    artifact: Any = None

@@ -14,8 +14,11 @@ from ..errors import TraceError
 
 # -- scalar expressions ----------------------------------------------------------------------------
 
-_FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-         "%": operator.mod, "min": min, "max": max}
+# Integer ops of index expressions. Python's // and % round toward minus infinity, C's / and %
+# toward zero, so the IR names them for what they compute: floordiv, floormod.
+_FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "floordiv": operator.floordiv,
+         "floormod": operator.mod, "min": min, "max": max}
+CALL_OPS = ("floordiv", "floormod", "min", "max")     # printed as calls: floordiv(a, b)
 
 
 class Expr:
@@ -29,10 +32,10 @@ class Expr:
     def __rsub__(self, o): return binop("-", o, self)
     def __mul__(self, o): return binop("*", self, o)
     def __rmul__(self, o): return binop("*", o, self)
-    def __floordiv__(self, o): return binop("//", self, o)
-    def __rfloordiv__(self, o): return binop("//", o, self)
-    def __mod__(self, o): return binop("%", self, o)
-    def __rmod__(self, o): return binop("%", o, self)
+    def __floordiv__(self, o): return binop("floordiv", self, o)
+    def __rfloordiv__(self, o): return binop("floordiv", o, self)
+    def __mod__(self, o): return binop("floormod", self, o)
+    def __rmod__(self, o): return binop("floormod", o, self)
     def __neg__(self): return binop("-", 0, self)
 
     def __truediv__(self, o):
@@ -87,7 +90,7 @@ class BinOp(Expr):
     dtype: str = "i64"
 
     def __repr__(self):
-        if self.op in ("min", "max"):
+        if self.op in CALL_OPS:
             return f"{self.op}({self.lhs!r}, {self.rhs!r})"
         return f"({self.lhs!r} {self.op} {self.rhs!r})"
 
@@ -120,7 +123,7 @@ def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
         return a
     if op == "-" and isinstance(a, BinOp) and a.op == "+" and a.lhs is b:
         return a.rhs                       # (x + w) - x  ->  w  (slice extents)
-    if op in ("//",) and not isinstance(b, Expr) and b == 1:
+    if op == "floordiv" and not isinstance(b, Expr) and b == 1:
         return a
     dt = "f64" if "f64" in (getattr(a, "dtype", _lit_dtype(a)), getattr(b, "dtype", _lit_dtype(b))) else "i64"
     return BinOp(op, a, b, dt)
@@ -209,6 +212,34 @@ class TileType:
             return "ND" if self.blayout == "RowMajor" else "DN"
         return {("RowMajor", "RowMajor"): "Zz", ("ColMajor", "RowMajor"): "Nz",
                 ("RowMajor", "ColMajor"): "Zn", ("ColMajor", "ColMajor"): "Nn"}[(self.blayout, self.slayout)]
+
+    @property
+    def inner(self) -> tuple[int, int]:
+        """The inner box (InnerRows, InnerCols) of pto-isa-semantics 3.1; (1, 1) when unboxed."""
+        c0 = 32 // self.dtype.itemsize
+        if self.slayout == "NoneBox":
+            return 1, 1
+        if self.fractal == 1024:
+            return 16, 16
+        if self.fractal == 32:
+            return 16, 2
+        return (16, c0) if self.slayout == "RowMajor" else (c0, 16)
+
+    @property
+    def desc(self) -> tuple[int, int, int, int, int, int]:
+        """The layout descriptor every simulator implementation addresses a tile through:
+        (IR, IC, BRS, BCS, irs, ics) with storage offset of logical (r, c) =
+        (r // IR) * BRS + (c // IC) * BCS + (r % IR) * irs + (c % IC) * ics. This one form covers
+        ND, DN and the boxed Nz, Zn, Zz layouts (pto-isa-semantics 3.3)."""
+        ir_, ic = self.inner
+        n = ir_ * ic
+        if self.slayout == "NoneBox":
+            return (1, 1, self.cols, 1, 0, 0) if self.blayout == "RowMajor" else (1, 1, 1, self.rows, 0, 0)
+        inner_rowmajor = self.slayout == "RowMajor"
+        irs, ics = (ic, 1) if inner_rowmajor else (1, ir_)
+        if self.blayout == "ColMajor":          # Nz (and Nn): boxes go down a column of boxes first
+            return (ir_, ic, n, self.rows * ic, irs, ics)
+        return (ir_, ic, self.cols * ir_, n, irs, ics)    # Zz / Zn: boxes row-wise
 
     @property
     def strides(self) -> tuple[int, int]:
@@ -311,12 +342,32 @@ class Stmt:
     site: Site | None = field(default=None, kw_only=True)
 
 
+@dataclass(frozen=True)
+class Effect:
+    """One thing an instruction reads or writes. ``operand`` indexes node.operands (None for hidden
+    scratch); region: "valid" (the tile's valid region), "whole" (the whole tile), "view" (a GM
+    view) or "scratch" (``span`` bytes of on-chip ``space`` that no operand names)."""
+    access: str                       # "read" | "write"
+    operand: int | None
+    region: str
+    space: str | None = None
+    span: tuple[int, int] | None = None
+
+    def __str__(self) -> str:
+        what = f"%{self.operand}" if self.operand is not None else f"{self.space}[{self.span[0]:#x}:{self.span[1]:#x}]"
+        return f"{self.access[0].upper()} {what}.{self.region}"
+
+
 @dataclass(eq=False)
 class InstrNode(Stmt):
-    """One PTO instruction. operands follow the table's order; params are mode parameters."""
+    """One PTO instruction. operands follow the table's order; params are mode parameters.
+    pipe, core and effects are resolved from the table and the SoC by ``ir.effects.annotate``."""
     name: str
     operands: tuple[Any, ...]
     params: dict[str, Any] = field(default_factory=dict)
+    pipe: str | None = None
+    core: str | None = None
+    effects: tuple[Effect, ...] = ()
 
 
 @dataclass(eq=False)
@@ -358,6 +409,7 @@ class Kernel:
     body: list[Stmt]
     soc: str
     source: str = ""              # qualified name / file of the Python function
+    share_tiles: bool = False     # placement may give tiles with disjoint lifetimes the same bytes
 
     @property
     def tensor_params(self) -> list[TensorParam]:

@@ -1,15 +1,15 @@
 """Print a Kernel as readable PTO-style text (level-2, destination first)."""
 from __future__ import annotations
 
-from .nodes import (Assign, BinOp, For, GmView, InstrNode, Kernel, ScalarParam, SetValid, Sync,
-                    TensorParam, TileVar, Var)
+from .nodes import (CALL_OPS, Assign, BinOp, For, GmView, InstrNode, Kernel, ScalarParam, SetValid,
+                    Sync, TensorParam, TileVar, Var)
 
 
 def expr(x) -> str:
     if isinstance(x, Var):
         return f"%{x.name}"
     if isinstance(x, BinOp):
-        if x.op in ("min", "max"):
+        if x.op in CALL_OPS:
             return f"{x.op}({expr(x.lhs)}, {expr(x.rhs)})"
         return f"({expr(x.lhs)} {x.op} {expr(x.rhs)})"
     return repr(x)
@@ -42,11 +42,13 @@ def _stmts(stmts, indent: int, out: list[str]) -> None:
             params = ""
             if s.params:
                 params = " {" + ", ".join(f"{k} = {v}" for k, v in s.params.items()) + "}"
-            out.append(f"{pad}pto.{s.name.lower()} {ops}{params}")
+            pipe = f"  // PIPE_{s.pipe}" + (f", {s.core}" if s.core else "") if s.pipe else ""
+            out.append(f"{pad}pto.{s.name.lower()} {ops}{params}{pipe}")
         elif isinstance(s, SetValid):
             out.append(f"{pad}pto.set_valid %{s.tile.name}, {expr(s.rows)}, {expr(s.cols)}")
         elif isinstance(s, Assign):
-            out.append(f"{pad}pto.tassign %{s.tile.name}, {s.addr:#x}")
+            addr = f"{s.addr:#x}" if isinstance(s.addr, int) else expr(s.addr)
+            out.append(f"{pad}pto.tassign %{s.tile.name}, {addr}")
         elif isinstance(s, Sync):
             if s.kind == "pipe_barrier":
                 out.append(f"{pad}pto.barrier PIPE_{s.src}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import CATEGORY_BASE, PROFILES, TABLE
-from .schema import Instr, Operand, Param
+from .schema import LAYOUTS, Instr, Operand, Param, PipeRule
 
 OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "isa-reference.md"
 
@@ -47,10 +47,25 @@ def _dtypes(ins: Instr, soc: str) -> str:
     return ("; " if isinstance(dts[0], tuple) else " ").join(_dtype(d) for d in dts)
 
 
+def _pipe(ins: Instr, soc: str) -> str:
+    """The pipe on ``soc``; for location-dependent pipes, each pipe with the locations that pick it."""
+    rule = ins.pipe if isinstance(ins.pipe, (str, PipeRule)) else ins.pipe.get(soc)
+    if not isinstance(rule, PipeRule):
+        return str(rule)
+    by_pipe: dict[str, list[str]] = {}
+    for key, pipe in rule.table.items():
+        by_pipe.setdefault(pipe, []).append("->".join(key))
+    return ", ".join(f"{p} ({' '.join(keys)})" for p, keys in by_pipe.items())
+
+
 def _operand(op: Operand) -> str:
     bits = [op.kind, op.role]
-    if op.locs:
+    if isinstance(op.locs, tuple) and op.locs:
         bits.append("/".join(op.locs))
+    elif op.locs and not isinstance(op.locs, tuple):
+        bits.append("; ".join(f"{s}: {'/'.join(v)}" for s, v in op.locs.items()))
+    if op.kind == "tile" and op.layouts != LAYOUTS:
+        bits.append("layout " + "/".join(op.layouts))
     if op.group:
         bits.append(f"type {op.group}")
     if op.optional:
@@ -74,7 +89,7 @@ def _instr(ins: Instr, socs: Iterable[str]) -> list[str]:
     socs = list(socs)
     out = [f"### {ins.name}", "", f"`{ins.opcode:#06x}` — {ins.summary}", "",
            "| | " + " | ".join(socs) + " |", "|---|" + "---|" * len(socs),
-           "| pipe | " + " | ".join(ins.pipe_on(s) for s in socs) + " |",
+           "| pipe | " + " | ".join(_cell(_pipe(ins, s)) for s in socs) + " |",
            f"| {_cell(_operand_header(ins))} | "
            + " | ".join(_cell(_dtypes(ins, s)) for s in socs) + " |", ""]
     ops = ", ".join(_operand(o) for o in ins.operands) or "none"
@@ -117,7 +132,7 @@ def render_markdown() -> str:
     for cat, items in by_cat.items():
         for ins in sorted(items, key=lambda i: i.opcode):
             lines.append(f"| {cat} | [{ins.name}](#{ins.name.lower()}) | `{ins.opcode:#06x}` | "
-                         + " | ".join(ins.pipe_on(s) for s in socs)
+                         + " | ".join(_cell(_pipe(ins, s)) for s in socs)
                          + f" | {_cell(ins.summary)} |")
     lines.append("")
     for cat, items in by_cat.items():

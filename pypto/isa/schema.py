@@ -1,6 +1,6 @@
 """The shape of one ISA table entry. Everything about an instruction that is a fact, not code.
 
-Opcode map (stable, documented in docs/isa-opcodes.md): 0x1000 + 0x100 * category + index.
+Opcode map (stable, listed in docs/isa-reference.md): 0x1000 + 0x100 * category + index.
 """
 from __future__ import annotations
 
@@ -23,20 +23,56 @@ CATEGORY_BASE = {
 }
 
 
+# Tile layout names (pto-isa-semantics 3.1): unboxed ND/DN, boxed Zz/Nz/Zn (Nn is unsupported).
+UNBOXED = ("ND", "DN")
+LAYOUTS = ("ND", "DN", "Zz", "Nz", "Zn")
+
+# Which core kind a tile location belongs to: vector (AIV) or cube (AIC) side of an AI core.
+CORE_OF_LOC = {"Vec": "AIV", "Mat": "AIC", "Left": "AIC", "Right": "AIC", "Acc": "AIC",
+               "Bias": "AIC", "Scaling": "AIC", "ScaleLeft": "AIC", "ScaleRight": "AIC"}
+
+
 @dataclass(frozen=True)
 class Operand:
     """One operand slot, in PTO order (destination first).
 
     kind: "tile" | "gm" | "scalar"; role: "out" | "in" | "inout" | "tmp".
-    locs: legal tile locations. group: operands with the same group letter share a dtype;
-    group None means the operand's dtype is given by ``Instr.dtypes`` combinations or free.
+    locs: legal tile locations, the same on every SoC, or a mapping SoC -> locations.
+    group: operands with the same group letter share a dtype; group None means the operand's
+    dtype is given by ``Instr.dtypes`` combinations or free. layouts: legal tile layouts.
+    region: which bytes the instruction touches: "valid" (the valid region) or "whole" (the
+    whole tile, e.g. a scratch tmp). optional: trailing operands that may be left out.
     """
     name: str
     kind: str = "tile"
     role: str = "in"
-    locs: tuple[str, ...] = ("Vec",)
+    locs: tuple[str, ...] | Mapping[str, tuple[str, ...]] = ("Vec",)
     group: str | None = "T"
     optional: bool = False
+    layouts: tuple[str, ...] = LAYOUTS
+    region: str = "valid"
+
+    def locs_on(self, soc: str) -> tuple[str, ...]:
+        if isinstance(self.locs, tuple):
+            return self.locs
+        return tuple(self.locs.get(soc, ()))
+
+    @property
+    def reads(self) -> bool:
+        return self.role in ("in", "inout")
+
+    @property
+    def writes(self) -> bool:
+        return self.role in ("out", "inout", "tmp")
+
+
+@dataclass(frozen=True)
+class PipeRule:
+    """The pipe as a function of operand locations: ``operands`` names the operands whose
+    locations form the key of ``table`` (TSTORE: src Vec -> MTE3, Acc -> FIX)."""
+    operands: tuple[str, ...]
+    table: Mapping[tuple[str, ...], str]
+    default: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +91,9 @@ class Instr:
     dtypes: per SoC profile, the legal element types of group "T" as dtype short names
     ("f32", "i16", ...), or, for instructions whose operands differ in type, tuples giving one
     dtype per operand in ``operands`` order (use None for non-tile/free operands).
-    pipe: the pipe per SoC profile (a plain string applies to every profile).
+    pipe: a plain string (every SoC), a mapping SoC -> pipe, or a PipeRule (or a mapping SoC ->
+    PipeRule) when the pipe depends on operand locations. scratch: SoCs on which the instruction
+    also writes the SoC's hidden UB scratch (SocProfile.ub_scratch).
     """
     name: str
     opcode: int
@@ -63,17 +101,28 @@ class Instr:
     summary: str
     operands: tuple[Operand, ...]
     dtypes: Mapping[str, tuple[Any, ...]]
-    pipe: str | Mapping[str, str] = "V"
+    pipe: str | Mapping[str, Any] | PipeRule = "V"
     params: tuple[Param, ...] = ()
     seed: str | None = None              # load_insn name, e.g. "add"
     domain: str = "dst"                  # iteration domain: dst / src valid region
     notes: tuple[str, ...] = field(default=())
     spec_ref: str = ""                   # section of pto-isa-semantics.md
+    scratch: tuple[str, ...] = ()
 
-    def pipe_on(self, soc: str) -> str:
-        if isinstance(self.pipe, str):
-            return self.pipe
-        return self.pipe[soc]
+    def pipe_on(self, soc: str, locs: Mapping[str, str] | None = None) -> str | None:
+        """The pipe that runs this instruction on ``soc``; ``locs`` maps operand names to tile
+        locations (needed when the pipe depends on them; None when they are not known)."""
+        rule = self.pipe if isinstance(self.pipe, (str, PipeRule)) else self.pipe.get(soc)
+        if not isinstance(rule, PipeRule):
+            return rule
+        if locs is None:
+            return rule.default
+        key = tuple(locs.get(n) for n in rule.operands)
+        return rule.table.get(key, rule.default)
+
+    @property
+    def min_operands(self) -> int:
+        return sum(1 for o in self.operands if not o.optional)
 
     def dtypes_on(self, soc: str) -> tuple[Any, ...]:
         return tuple(self.dtypes.get(soc, ()))
@@ -102,9 +151,10 @@ def per_soc(a2a3: str, a5: str) -> dict[str, tuple[str, ...]]:
 
 
 # Operand shorthands used by the category modules.
-DST = Operand("dst", role="out")
-SRC = Operand("src")
-SRC0 = Operand("src0")
-SRC1 = Operand("src1")
+# Vector-side tiles are unboxed (ND or DN) on the NPU.
+DST = Operand("dst", role="out", layouts=UNBOXED)
+SRC = Operand("src", layouts=UNBOXED)
+SRC0 = Operand("src0", layouts=UNBOXED)
+SRC1 = Operand("src1", layouts=UNBOXED)
 SCALAR = Operand("scalar", kind="scalar", locs=(), group=None)
-TMP = Operand("tmp", role="tmp")
+TMP = Operand("tmp", role="tmp", layouts=UNBOXED, region="whole")

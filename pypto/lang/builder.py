@@ -1,8 +1,5 @@
-"""The active builder of the kernel being traced or run eagerly, held in a ContextVar.
-
-Two builders implement the same small contract: the tracer (records IR) and the simulator's
-eager executor (runs each node at once). The DSL never patches modules or user globals.
-"""
+"""The active builder (``ir.executor.Builder``) of the kernel being traced or run eagerly, held
+in a ContextVar. The DSL never patches modules or user globals."""
 from __future__ import annotations
 
 import contextlib
@@ -11,44 +8,13 @@ import linecache
 import contextvars
 import os
 import sys
-from typing import Any, Iterator
-
 from ..errors import DslContextError
-from ..ir.nodes import ExprLike, Site, Stmt, TileVar
+from ..ir.executor import Builder
+from ..ir.nodes import Site
 
 _active: contextvars.ContextVar["Builder | None"] = contextvars.ContextVar("pypto_builder", default=None)
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Builder:
-    """What the DSL needs from whoever receives its instructions."""
-
-    soc: Any          # SocProfile
-    eager: bool = False
-
-    def supports(self, name: str, params: dict | None = None) -> bool:
-        """Does the target have semantics for this instruction (with these mode parameters)?"""
-        raise NotImplementedError
-
-    def emit(self, stmt: Stmt) -> None:
-        raise NotImplementedError
-
-    def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
-        raise NotImplementedError
-
-    def block_idx(self) -> ExprLike:
-        raise NotImplementedError
-
-    def block_num(self) -> ExprLike:
-        raise NotImplementedError
-
-    def new_tile(self, tile: TileVar, site: Site | None = None) -> None:
-        raise NotImplementedError
-
-    def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:
-        """The initial valid region of a tile declared with a dynamic valid region."""
-        raise NotImplementedError
 
 
 def current(what: str = "this function") -> Builder:

@@ -1,13 +1,25 @@
-"""@pypto.kernel: a Python function over GM tensors and scalars, traced to IR (compiled mode) or
-run directly by the simulator (eager mode). ``kern[block_dim](*args)`` launches it."""
+"""@pypto.kernel: a Python function over GM tensors and scalars, traced to IR and compiled by the
+active backend, or run directly by the simulator in eager mode. ``kern[block_dim](*args)``
+launches it.
+
+Globals: module globals and closure variables that hold numbers, strings, None or tuples of
+them are read at every launch; a changed value re-traces the kernel, so compiled and eager mode
+see the same values. Any other object (a list, a config object's attributes) is read when the
+kernel is traced, once per signature.
+"""
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import os
+import types
 from typing import Any, Callable
 
-from ..errors import HostMemoryError, KernelError, PtoError, TraceError
+import numpy as np
+
+from ..errors import HostMemoryError, KernelError, TraceError
+from ..ir import passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
 from ..ir.printer import print_kernel
 from .builder import activate
@@ -15,6 +27,20 @@ from .tile import GmTensor
 from .trace import TraceBuilder
 
 _MODES = ("compiled", "eager")
+_SIMPLE = (int, float, bool, str, type(None), np.generic)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """Names the code (and the functions nested in it) reads as globals, not attributes."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _simple(v: Any) -> bool:
+    return isinstance(v, _SIMPLE) or (isinstance(v, tuple) and all(_simple(x) for x in v))
 
 
 class KernelFunction:
@@ -22,51 +48,86 @@ class KernelFunction:
 
     def __init__(self, fn: Callable, mode: str | None = None, dynamic_shapes: bool = False):
         if mode is not None and mode not in _MODES:
-            raise KernelError(f"@pypto.kernel(mode={mode!r}) unknown", rule=f"mode is one of {_MODES}")
+            raise KernelError(f"@pypto.kernel(mode={mode!r}) unknown", rule=f"mode is one of {_MODES}",
+                              fix="use mode='compiled' (default) or mode='eager'")
+        sig = inspect.signature(fn)
+        for p in sig.parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
+                raise KernelError(f"kernel {fn.__name__}: parameter {p} is not a plain positional "
+                                  "parameter",
+                                  rule="a kernel's parameters are its launch arguments, one each: "
+                                       "no *args, **kwargs, keyword-only parameters or defaults",
+                                  fix=f"write def {fn.__name__}(x, y, z): with one name per argument")
         self.fn = fn
         self.mode = mode
         self.dynamic_shapes = dynamic_shapes
         self.name = fn.__name__
-        self._params = list(inspect.signature(fn).parameters)
+        self._params = list(sig.parameters)
+        self._gnames = sorted(_global_names(fn.__code__))
         self._traces: dict[Any, Kernel] = {}
         functools.update_wrapper(self, fn)
 
     # -- launching ---------------------------------------------------------------------------
     def __getitem__(self, block_dim: int) -> Callable[..., None]:
+        if isinstance(block_dim, np.integer):
+            block_dim = int(block_dim)
         if isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1:
             raise KernelError(f"{self.name}[{block_dim!r}]: block_dim must be a positive int",
-                              rule="kern[block_dim](*args) runs block_dim copies of the kernel")
+                              rule="kern[block_dim](*args) runs block_dim copies of the kernel",
+                              fix=f"launch with {self.name}[1](...) or more blocks")
         return functools.partial(self._launch, block_dim)
 
-    def __call__(self, *args: Any) -> None:
-        self._launch(1, *args)
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self._launch(1, *args, **kwargs)
 
-    def _launch(self, block_dim: int, *args: Any) -> None:
+    def _launch(self, block_dim: int, *args: Any, **kwargs: Any) -> None:
         from .. import runtime
-        sess = runtime.current()
-        backend = sess.backend
+        from ..backends.base import BufferArg
+        if kwargs:
+            raise KernelError(f"{self.name}: keyword arguments {sorted(kwargs)} at launch",
+                              rule="kernels are launched with positional arguments, in parameter order",
+                              fix=f"call {self.name}[blocks]({', '.join(self._params)})")
+        backend = runtime.current().backend
+        args = tuple(a.item() if isinstance(a, np.generic) and not isinstance(a, np.bool_) else a
+                     for a in args)
         specs = self.signature(args)
+        tensors = [a for a, s in zip(args, specs) if s[0] == "T"]
+        buffers = [BufferArg(t._buf.addr, tuple(t.shape), t.dtype) for t in tensors]
+        scalars = [a for a, s in zip(args, specs) if s[0] == "S"]
         mode = self.mode or backend.default_mode()
         if mode == "eager":
-            backend.run_eager(self, specs, args, block_dim)
+            run_eager = getattr(backend, "run_eager", None)
+            if run_eager is None:
+                raise KernelError(f"{self.name}: eager mode on the {backend.name} backend",
+                                  rule="eager mode is an option of the simulator",
+                                  fix="run eager kernels with pypto.init(backend='sim')")
+            params = self.make_params(specs, args)
+            body = functools.partial(self._run_eager_body, params)
+            run_eager(self.name, params, body, buffers, block_dim, scalars)
             return
-        k = self.trace_for(specs, backend)
-        backend.run_compiled(k, args, block_dim)
+        k = self.trace_for(specs, backend.soc)
+        backend.launch(backend.compile(k), buffers, block_dim, scalars)
+
+    def _run_eager_body(self, params: list, executor) -> None:
+        self.run_body(executor, [GmTensor(p) if isinstance(p, TensorParam) else p.var for p in params])
 
     # -- tracing -------------------------------------------------------------------------------
     def signature(self, args: tuple) -> tuple:
         from ..tensor import Tensor
         if len(args) != len(self._params):
             raise KernelError(f"{self.name} takes {len(self._params)} arguments "
-                              f"({', '.join(self._params)}), got {len(args)}")
+                              f"({', '.join(self._params)}), got {len(args)}",
+                              rule="a kernel is launched with one argument per parameter",
+                              fix=f"call {self.name}[blocks]({', '.join(self._params)})")
         spec = []
         for name, a in zip(self._params, args):
             if isinstance(a, Tensor):
                 a._check_live(f"kernel {self.name} argument {name}")
                 shape = (len(a.shape),) if self.dynamic_shapes else tuple(a.shape)
                 spec.append(("T", a.dtype.name, shape))
-            elif isinstance(a, bool):
+            elif isinstance(a, (bool, np.bool_)):
                 raise KernelError(f"{self.name} argument {name}: bool is not a kernel scalar",
+                                  rule="kernel scalars are ints (int64) and floats (f64)",
                                   fix="pass an int")
             elif isinstance(a, int):
                 if not -(1 << 63) <= a < (1 << 63):
@@ -76,7 +137,7 @@ class KernelFunction:
                 spec.append(("S", "i64"))
             elif isinstance(a, float):
                 spec.append(("S", "f64"))
-            elif hasattr(a, "__array__"):
+            elif isinstance(a, np.ndarray) or hasattr(a, "__array_interface__"):
                 raise HostMemoryError(
                     f"{self.name} argument {name} is a host (numpy) array",
                     rule="kernels read and write device (GM) memory only; host and device memory "
@@ -85,12 +146,16 @@ class KernelFunction:
                         "back with .numpy())")
             else:
                 raise KernelError(f"{self.name} argument {name}: {type(a).__name__} is not a "
-                                  "pypto.Tensor, int or float")
+                                  "pypto.Tensor, int or float",
+                                  rule="kernel arguments are device tensors (GM) and scalars",
+                                  fix="pass a pypto.Tensor for data and Python/numpy numbers for scalars")
         return tuple(spec)
 
     def make_params(self, specs: tuple, args: tuple | None = None) -> list:
-        """IR parameters for a signature. With args (eager), shapes are the real ints."""
+        """IR parameters for a signature. With args (eager), shapes are the real ints and scalars
+        their runtime values."""
         from .. import dtypes as D
+        from ..ir.nodes import RtFloat, RtInt
         params: list = []
         for i, (name, s) in enumerate(zip(self._params, specs)):
             if s[0] == "T":
@@ -102,14 +167,30 @@ class KernelFunction:
                     shape = s[2]
                 params.append(TensorParam(name, i, D.as_dtype(s[1]), shape))
             else:
-                params.append(ScalarParam(name, i, Var(name, "scalar", s[1])))
+                p = ScalarParam(name, i, Var(name, "scalar", s[1]))
+                if args is not None:
+                    p.var = RtInt(args[i]) if s[1] == "i64" else RtFloat(args[i])
+                params.append(p)
         return params
 
-    def trace_for(self, specs: tuple, backend) -> Kernel:
-        key = (specs, backend.soc.name, backend.name)
+    def captured(self) -> tuple:
+        """The simple-valued globals and closure variables the body reads, as (name, value)."""
+        g = self.fn.__globals__
+        out = [(n, type(g[n]).__name__, g[n]) for n in self._gnames if n in g and _simple(g[n])]
+        for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if _simple(v):
+                out.append((n, type(v).__name__, v))
+        return tuple(out)
+
+    def trace_for(self, specs: tuple, soc) -> Kernel:
+        key = (specs, soc.name, self.captured())
         k = self._traces.get(key)
         if k is None:
-            k = self._trace(specs, backend.soc, backend.supports)
+            k = self._trace(specs, soc)
             self._traces[key] = k
         return k
 
@@ -117,25 +198,28 @@ class KernelFunction:
         """Run the Python body with ``builder`` receiving its instructions (trace or eager)."""
         with activate(builder):
             ret = self.fn(*args)
+        builder.finish()
         if ret is not None:
             raise TraceError(f"kernel {self.name} returned {ret!r}",
-                             rule="kernels return nothing; results go to GM with TSTORE")
+                             rule="kernels return nothing; results go to GM with TSTORE",
+                             fix="store results with pto.TSTORE and drop the return")
 
-    def _trace(self, specs: tuple, soc, supports) -> Kernel:
-        from ..ir.verify import verify
+    def _trace(self, specs: tuple, soc) -> Kernel:
         params = self.make_params(specs)
-        b = TraceBuilder(soc, supports)
+        b = TraceBuilder(soc)
         self.run_body(b, [GmTensor(p) if isinstance(p, TensorParam) else p.var for p in params])
         k = Kernel(self.name, params, b.tiles, b.body, soc.name,
                    source=f"{os.path.basename(inspect.getsourcefile(self.fn) or '?')}:{self.fn.__qualname__}")
-        verify(k, soc)
-        return k
+        return passes.run(k, soc)
 
     def ir(self, *args: Any) -> str:
-        """The kernel as readable PTO-style text, traced for these arguments."""
+        """The kernel as readable PTO-style text (with each instruction's pipe), traced for these
+        arguments. Works for every instruction of the table, simulated or not."""
         from .. import runtime
-        backend = runtime.current().backend
-        return print_kernel(self.trace_for(self.signature(args), backend))
+        soc = runtime.current().soc
+        args = tuple(a.item() if isinstance(a, np.generic) and not isinstance(a, np.bool_) else a
+                     for a in args)
+        return print_kernel(self.trace_for(self.signature(args), soc))
 
     def __repr__(self) -> str:
         return f"<pypto.kernel {self.name}{'(dynamic shapes)' if self.dynamic_shapes else ''}>"
@@ -149,4 +233,4 @@ def kernel(fn: Callable | None = None, *, mode: str | None = None, dynamic_shape
     return KernelFunction(fn, mode, dynamic_shapes)
 
 
-__all__ = ["kernel", "KernelFunction", "PtoError"]
+__all__ = ["kernel", "KernelFunction"]

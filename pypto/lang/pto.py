@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
-from ..ir.nodes import ExprLike, GmView, binop as _binop
+from ..ir.nodes import ExprLike, GmView, binop as _binop, is_runtime
 from ..isa import TABLE as _TABLE
 from ..isa.schema import PIPES as _PIPES
 from . import builder as _B
@@ -40,6 +40,7 @@ EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVE
 def range(start: ExprLike, stop: ExprLike | None = None, step: ExprLike = 1) -> Iterator[ExprLike]:  # noqa: A001
     """A runtime loop (one IR loop, not unrolled). Plain Python ``range`` unrolls at trace time."""
     b = _B.current("pto.range")
+    start, stop, step = _S.py_scalar(start), _S.py_scalar(stop), _S.py_scalar(step)
     if stop is None:
         start, stop = 0, start
     for n, v in (("start", start), ("stop", stop), ("step", step)):
@@ -71,14 +72,17 @@ def GlobalTensor(t: GmTensor, shape, stride, offset: ExprLike = 0, layout: str =
     """pto::GlobalTensor: a 5-D (shape, stride in elements) window on a GM tensor parameter."""
     _B.current("pto.GlobalTensor")
     if not isinstance(t, GmTensor):
-        raise _KernelError(f"pto.GlobalTensor: {t!r} is not a kernel tensor parameter")
+        raise _KernelError(f"pto.GlobalTensor: {t!r} is not a kernel tensor parameter",
+                           rule="a GlobalTensor is a window on a tensor the kernel was launched with",
+                           fix="pass one of the kernel's tensor parameters")
     return _S.global_tensor(t._param, tuple(shape), tuple(stride), offset, layout, _B.user_site())
 
 
 # -- sync ---------------------------------------------------------------------------------------------
 def _pipe(p: Any, what: str) -> str:
     if p not in _PIPES:
-        raise _KernelError(f"{what}: {p!r} is not a pipe", rule=f"pipes are pto.PIPE_{', pto.PIPE_'.join(_PIPES)}")
+        raise _KernelError(f"{what}: {p!r} is not a pipe", rule=f"pipes are pto.PIPE_{', pto.PIPE_'.join(_PIPES)}",
+                           fix="pass one of the pto.PIPE_* constants")
     return p
 
 
@@ -94,9 +98,16 @@ def _sync(kind: str, src, dst, event) -> None:
                 raise _KernelError(f"pto.{kind}(PIPE_{src}, PIPE_{dst}, ...): a flag joins two different pipes",
                                    rule="set_flag/wait_flag order one pipe after another; use "
                                         "pto.pipe_barrier(pipe) within a pipe")
+            event = _S.py_scalar(event)
+            if is_runtime(event):
+                raise _KernelError(f"pto.{kind}: event id {event!r} is a runtime value",
+                                   rule="event ids are compile-time constants (EVENT_ID0..EVENT_ID7): "
+                                        "the NPU encodes them in the instruction",
+                                   fix="pass pto.EVENT_ID0 ... pto.EVENT_ID7")
             if isinstance(event, bool) or not isinstance(event, int) or not 0 <= event < 8:
                 raise _KernelError(f"pto.{kind}: event id {event!r} outside EVENT_ID0..EVENT_ID7",
-                                   rule="8 event ids per (src, dst) pipe pair")
+                                   rule="8 event ids per (src, dst) pipe pair",
+                                   fix="pass pto.EVENT_ID0 ... pto.EVENT_ID7")
     except _KernelError as e:
         raise (e.located(str(site)) if site else e) from None
     b.emit(Sync(kind, src, dst, event, site=site))
@@ -123,7 +134,8 @@ def TASSIGN(tile: Tile, addr: ExprLike) -> None:  # noqa: N802
     _B.current("pto.TASSIGN")
     if not isinstance(tile, Tile):
         raise _KernelError(f"TASSIGN: {tile!r} is not a pto.Tile",
-                           rule="this version binds tiles; GM tensors are bound by the launch")
+                           rule="this version binds tiles; GM tensors are bound by the launch",
+                           fix="pass a tile made with pto.Tile(...)")
     _S.assign(tile._tv, addr, _B.user_site())
 
 

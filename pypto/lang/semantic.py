@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from .. import diagnostics as Dx
 from .. import dtypes as D
-from ..errors import (DTypeError, GMBoundsError, KernelError, LocationError,
-                      NotSimulatedError, OperandError, PtoError, ShapeError, TileCapacityError, TileError, TileShapeError, ValidRegionError)
+from ..errors import (GMBoundsError, KernelError, LocationError,
+                      PtoError, ShapeError, TileCapacityError, TileError, TileShapeError,
+                      ValidRegionError)
 from ..ir.nodes import (Assign, Expr, ExprLike, GmView, InstrNode, SetValid, Site, TensorParam,
                         RtFloat, TileType, TileVar, binop, is_runtime, is_static)
-from ..ir.verify import check_operands
-from ..isa import TABLE
+from ..ir.verify import check_instr
 from ..isa.soc import LOCATIONS, SocProfile
 from . import builder as B
 
@@ -29,20 +31,18 @@ def _at(err: PtoError, site: Site | None) -> PtoError:
     return err.located(str(site)) if site is not None else err
 
 
+def py_scalar(x: Any) -> Any:
+    """numpy scalars act as the Python scalars they hold (np.int64(4) is 4, np.float32(2) is 2.0);
+    numpy bools stay bools, so they are refused wherever Python bools are."""
+    if isinstance(x, np.generic):
+        if isinstance(x, np.bool_):
+            return bool(x)
+        if isinstance(x, (np.integer, np.floating)):
+            return x.item()
+    return x
+
+
 # -- tiles ------------------------------------------------------------------------------------
-
-def _inner_box(dt: D.DType, slayout: str, fractal: int) -> tuple[int, int]:
-    c0 = 32 // dt.itemsize
-    if fractal == 1024:
-        return 16, 16
-    if fractal == 32:
-        return 16, 2
-    if slayout == "RowMajor":
-        return 16, c0
-    if slayout == "ColMajor":
-        return c0, 16
-    return 1, 1
-
 
 def check_tile_type(soc: SocProfile, loc: Any, dtype: Any, shape: Any, blayout: str,
                     slayout: str | None, fractal: int | None, pad: str, what: str) -> TileType:
@@ -53,7 +53,7 @@ def check_tile_type(soc: SocProfile, loc: Any, dtype: Any, shape: Any, blayout: 
     soc.space(loc)
     dt = D.as_dtype(dtype, context=what)
     try:
-        rows, cols = shape
+        rows, cols = (py_scalar(v) for v in shape)
     except (TypeError, ValueError):
         raise TileShapeError(f"{what}: shape {shape!r} is not a (rows, cols) pair",
                              rule="tiles are two-dimensional", fix="pass shape=(rows, cols)") from None
@@ -98,7 +98,7 @@ def check_tile_type(soc: SocProfile, loc: Any, dtype: Any, shape: Any, blayout: 
                  "(pto-isa-semantics 3.2)",
             fix=f"declare rows={good} and valid=({rows}, {cols})")
     if slayout != "NoneBox":
-        ir_, ic = _inner_box(dt, slayout, fractal)
+        ir_, ic = ty.inner
         if cols % ic:
             raise TileShapeError(f"{what}: cols={cols} is not a multiple of the inner box width {ic}",
                                  rule="boxed tiles need Cols % InnerCols == 0 (pto-isa-semantics 3.2)")
@@ -123,7 +123,7 @@ def check_valid(ty: TileType, valid: Any, what: str) -> tuple[tuple[ExprLike, Ex
     if valid is DYNAMIC:
         return (ty.rows, ty.cols), True
     try:
-        vr, vc = valid
+        vr, vc = (py_scalar(v) for v in valid)
     except (TypeError, ValueError):
         raise ValidRegionError(f"{what}: valid={valid!r} is not a (rows, cols) pair",
                                fix="pass valid=None (whole tile), (r, c) or pto.DYNAMIC") from None
@@ -157,64 +157,6 @@ def tile_name(site: Site | None, taken: set[str], n: int) -> str:
     return name
 
 
-# -- placement (auto mode) and TASSIGN (manual mode) -------------------------------------------
-
-class Placement:
-    """Per-kernel on-chip allocator: auto tiles bump-allocate; TASSIGN'd tiles claim their range."""
-
-    def __init__(self, soc: SocProfile):
-        self.soc = soc
-        self.next: dict[str, int] = {}
-        self.auto: dict[str, list[TileVar]] = {}
-        self.manual_ranges: dict[str, list[tuple[int, int, TileVar]]] = {}
-
-    def ensure(self, t: TileVar, site: Site | None) -> None:
-        if t.addr is not None:
-            return
-        sp = self.soc.space(t.type.loc)
-        addr = self.next.get(sp.loc, 0)
-        for lo, hi, _ in sorted(self.manual_ranges.get(sp.loc, []), key=lambda r: r[0]):
-            if addr < hi and addr + t.type.nbytes > lo:
-                addr = -(-hi // sp.align) * sp.align
-        if addr + t.type.nbytes > sp.capacity:
-            live = ", ".join(f"{x.name} {x.type.nbytes} B @ {x.addr:#x}" for x in self.auto.get(sp.loc, []))
-            raise _at(TileCapacityError(
-                f"tile {t.name} ({t.type}, {t.type.nbytes} bytes) does not fit in {sp.buffer} "
-                f"({sp.loc}): {sp.capacity} bytes on {self.soc.name}, {sp.capacity - addr} bytes free "
-                f"after the tiles already placed ({live or 'none'})",
-                rule="every live tile needs its own bytes in its on-chip space; pypto's auto mode "
-                     "keeps every tile of a kernel live for the whole kernel",
-                fix="use fewer or smaller tiles, reuse one tile for several steps, or place tiles "
-                    "yourself with pto.TASSIGN"), site)
-        t.addr = addr
-        self.next[sp.loc] = -(-(addr + t.type.nbytes) // sp.align) * sp.align
-        self.auto.setdefault(sp.loc, []).append(t)
-
-    def assign(self, t: TileVar, addr: ExprLike, site: Site | None) -> None:
-        sp = self.soc.space(t.type.loc)
-        if isinstance(addr, Expr):
-            t.manual = True
-            return           # checked at run time
-        where = f"{sp.buffer} ({sp.loc}, {self.soc.name})"
-        if addr % sp.align:
-            raise _at(Dx.assign_misaligned(t.name, addr, where, sp.align), site)
-        if addr < 0 or addr + t.type.nbytes > sp.capacity:
-            raise _at(Dx.assign_past_end(t.name, addr, t.type.nbytes, where, sp.capacity), site)
-        for other in self.auto.get(sp.loc, []):
-            if other is not t and addr < other.addr + other.type.nbytes and other.addr < addr + t.type.nbytes:
-                raise _at(TileError(
-                    f"TASSIGN({t.name}, {addr:#x}) overlaps tile {other.name}, which pypto placed "
-                    f"automatically at {other.addr:#x}..{other.addr + other.type.nbytes:#x}",
-                    rule="in a kernel that uses TASSIGN, auto-placed tiles only avoid the ranges "
-                         "assigned before them",
-                    fix="TASSIGN every tile of the kernel (manual mode), or none (auto mode)"), site)
-        if t in self.auto.get(sp.loc, []):
-            self.auto[sp.loc].remove(t)
-        t.addr = addr
-        t.manual = True
-        self.manual_ranges.setdefault(sp.loc, []).append((addr, addr + t.type.nbytes, t))
-
-
 # -- GM views -------------------------------------------------------------------------------------
 
 def _static_int(x) -> bool:
@@ -234,6 +176,8 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
     """x[r0:r1, c0:c1] (any rank up to 5) -> a 5-D GmView; ints index a size-1 extent."""
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(slice(py_scalar(k.start), py_scalar(k.stop), py_scalar(k.step))
+                if isinstance(k, slice) else py_scalar(k) for k in key)
     rank = len(tensor.shape)
     if len(key) > rank:
         raise _at(ShapeError(f"{tensor.name} has rank {rank} but was indexed with {len(key)} indices",
@@ -275,7 +219,10 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
             vstr.append(st)
         else:
             if isinstance(k, bool) or not isinstance(k, (int, Expr)):
-                raise _at(ShapeError(f"{tensor.name}[...]: index {k!r} in dim {d} is not an int or slice"), site)
+                raise _at(ShapeError(f"{tensor.name}[...]: index {k!r} in dim {d} is not an int or slice",
+                                     rule="GM views are indexed with ints, runtime int scalars and "
+                                          "slices (step 1)",
+                                     fix="use an int index or a start:stop slice"), site)
             b = _bound(f"dim {d} index", k, binop("-", dim, 1), site, tensor)
             if b is not None:
                 bounds.append(b)
@@ -326,110 +273,26 @@ def _to_ir(x: Any, site: Site | None) -> Any:
 
 
 def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
-    """Check one instruction use against the table, then hand it to the active builder."""
+    """Check one instruction use against the table, the SoC and its unit, then hand it to the
+    active builder. Legality does not depend on the backend: kern.ir() works for every
+    instruction; a backend that cannot run one says so when it compiles the kernel."""
     b = B.current(f"pto.{name}")
-    spec = TABLE[name]
-    soc = b.soc
     try:
-        if not b.supports(name):
-            raise NotSimulatedError(
-                f"{name} (opcode {spec.opcode:#06x}) is in the ISA table but is not simulated yet",
-                rule=f"{name}: {spec.summary}",
-                fix="use an instruction this version simulates (see docs/isa-reference.md)")
-        unknown = set(params) - {p.name for p in spec.params}
-        if unknown:
-            raise OperandError(f"{name}: unknown parameter(s) {sorted(unknown)}",
-                               fix=f"known: {[p.name for p in spec.params]}")
-        for p in spec.params:
-            if p.name in params and p.values and params[p.name] not in p.values:
-                raise OperandError(f"{name}: {p.name}={params[p.name]!r} is not a {p.type}",
-                                   rule=f"{p.name} is one of {', '.join(map(str, p.values))}")
-        if params and not b.supports(name, params):
-            raise NotSimulatedError(
-                f"{name} with {', '.join(f'{k}={v}' for k, v in params.items())} is not simulated yet",
-                rule=f"this version simulates {name} with its default parameters only",
-                fix=f"leave the parameters at their defaults "
-                    f"({', '.join(f'{p.name}={p.default}' for p in spec.params)})")
-        ops = tuple(_to_ir(x, site) for x in operands)
-        check_operands(name, ops, soc)
-        check = _CHECKS.get(name) or _CHECKS.get(spec.category)
-        if check is not None:
-            check(spec, ops, soc)
+        ops = tuple(_to_ir(py_scalar(x), site) for x in operands)
+        params = {k: py_scalar(v) for k, v in params.items()}
+        node = InstrNode(name, ops, dict(params), site=site)
+        check_instr(node, b.soc)
         for x in ops:
             if isinstance(x, TileVar):
                 b.placement.ensure(x, site)
     except PtoError as e:
         raise _at(e, site) from None
-    b.emit(InstrNode(name, ops, dict(params), site=site))
-
-
-def _covers(name: str, dst: TileVar, src: TileVar, what: str) -> None:
-    """src's valid region must contain dst's (statically known parts; the rest at run time)."""
-    for d, s in zip(dst.valid, src.valid):
-        if _static_int(d) and _static_int(s) and s < d:
-            raise Dx.src_valid_too_small(name, what, src.name, src.valid, dst.name, dst.valid)
-
-
-def _check_elementwise(spec, ops, soc) -> None:
-    dst = ops[0]
-    for o, x in zip(spec.operands[1:], ops[1:]):
-        if isinstance(x, TileVar) and o.role == "in":
-            _covers(spec.name, dst, x, o.name)
-
-
-def _check_tile_scalar(spec, ops, soc) -> None:
-    _check_elementwise(spec, ops, soc)
-    dst = ops[0]
-    dt = dst.type.dtype
-    for o, x in zip(spec.operands, ops):
-        if o.kind != "scalar":
-            continue
-        if isinstance(x, (Expr, RtFloat)):
-            if dt.is_int and (isinstance(x, RtFloat) or x.dtype == "f64"):
-                raise DTypeError(f"{spec.name}: runtime scalar {x} is a float but the tile is {dt.name}",
-                                 rule="the scalar is converted to the tile's element type",
-                                 fix="pass an int scalar for integer tiles")
-        elif dt.is_int:
-            if isinstance(x, float) and not x.is_integer():
-                raise DTypeError(f"{spec.name}: scalar {x!r} is not an integer but the tile is {dt.name}",
-                                 rule="the scalar is converted to the tile's element type",
-                                 fix="pass an int, or use a float tile")
-
-
-def _tile_shape_for_view(t: TileVar, v: GmView, name: str) -> None:
-    s = v.shape
-    if t.type.blayout == "RowMajor":
-        rows = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[3])
-        cols = s[4]
-    else:
-        rows = s[3]
-        cols = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
-    for want, have in zip((rows, cols), t.valid):
-        if _static_int(want) and _static_int(have) and want != have:
-            raise Dx.view_shape_mismatch(name, (rows, cols), t.name, t.valid, t.type.layout_name)
-
-
-def _check_tload(spec, ops, soc) -> None:
-    t, v = ops
-    if t.type.slayout != "NoneBox" or v.layout != "ND" and v.layout != "DN":
-        raise NotSimulatedError(f"TLOAD into a boxed ({t.type.layout_name}) tile is not simulated yet",
-                                rule="this version simulates ND/DN GM <-> ND/DN tiles")
-    _tile_shape_for_view(t, v, "TLOAD")
-
-
-def _check_tstore(spec, ops, soc) -> None:
-    v, t = ops
-    if t.type.slayout != "NoneBox":
-        raise NotSimulatedError(f"TSTORE from a boxed ({t.type.layout_name}) tile is not simulated yet")
-    _tile_shape_for_view(t, v, "TSTORE")
-
-
-_CHECKS = {"elementwise": _check_elementwise, "tile_scalar": _check_tile_scalar,
-           "TLOAD": _check_tload, "TSTORE": _check_tstore}
+    b.emit(node)
 
 
 def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> None:
     b = B.current("Tile.set_valid")
+    rows, cols = py_scalar(rows), py_scalar(cols)
     try:
         if not t.dynamic:
             raise ValidRegionError(f"set_valid on tile {t.name}, whose valid region is static",
@@ -447,6 +310,7 @@ def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> 
 
 def assign(t: TileVar, addr: ExprLike, site: Site | None) -> None:
     b = B.current("pto.TASSIGN")
+    addr = py_scalar(addr)
     try:
         require_kernel_scalar(addr, f"TASSIGN({t.name}) address")
     except PtoError as e:

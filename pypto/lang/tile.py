@@ -57,6 +57,14 @@ class Tile:
         """Change a dynamic tile's valid region at run time."""
         S.set_valid(self._tv, rows, cols, B.user_site())
 
+    def __getitem__(self, key):
+        from ..errors import KernelError
+        raise KernelError(f"tile {self.name} is not indexable ({self.name}[{key!r}])",
+                          rule="an instruction takes whole tiles; its valid region says which "
+                               "elements it works on",
+                          fix="pass the tile itself and set its valid region (valid=... or "
+                              "set_valid); to see a tile's contents use mode='eager' and .numpy()")
+
     def numpy(self):
         """Eager mode only: a copy of the tile's whole storage as a (rows, cols) numpy array."""
         b = B.current("Tile.numpy")

@@ -1,21 +1,20 @@
 """The tracer: the builder that records a kernel body as IR (compiled mode and kern.ir())."""
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..errors import TraceError
 from ..ir.nodes import ExprLike, For, Stmt, TileVar, Var, is_static
 from ..isa.soc import SocProfile
-from .builder import Builder
-from .semantic import Placement
+from ..ir.executor import LOOP_EXIT, Builder
+from ..ir.placement import Placement
 
 
 class TraceBuilder(Builder):
     eager = False
 
-    def __init__(self, soc: SocProfile, supports: Callable[[str], bool]):
+    def __init__(self, soc: SocProfile):
         self.soc = soc
-        self._supports = supports
         self.blocks: list[list[Stmt]] = [[]]
         self.tiles: list[TileVar] = []
         self.tile_names: set[str] = set()
@@ -23,9 +22,6 @@ class TraceBuilder(Builder):
         self._loops = 0
         self._bidx = Var("block_idx", "block_idx")
         self._bnum = Var("block_num", "block_num")
-
-    def supports(self, name: str, params: dict | None = None) -> bool:
-        return self._supports(name, params)
 
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)
@@ -44,18 +40,20 @@ class TraceBuilder(Builder):
 
     def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
         if is_static(step) and step == 0:
-            raise TraceError("pto.range step is 0", rule="a loop step must be non-zero")
+            raise TraceError("pto.range step is 0", rule="a loop step must be non-zero",
+                             fix="pass a positive or negative step")
         var = Var(f"i{self._loops}", "loop")
         self._loops += 1
         node = For(var, start, stop, step)
         return _Loop(self, node)
 
+    def finish(self) -> None:
+        if len(self.blocks) != 1:
+            raise TraceError(*LOOP_EXIT[:1], rule=LOOP_EXIT[1], fix=LOOP_EXIT[2])
+
     @property
     def body(self) -> list[Stmt]:
-        if len(self.blocks) != 1:
-            raise TraceError("a pto.range loop body was left early (break or return inside it)",
-                             rule="a pto.range loop is traced once, as a whole",
-                             fix="avoid break/return inside pto.range; use valid regions for tails")
+        self.finish()
         return self.blocks[0]
 
 

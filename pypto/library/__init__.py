@@ -1,4 +1,4 @@
 """Built-in kernels behind the seed-level instruction names, written in pypto's own DSL."""
-from .elementwise import BINARY, TILE_BYTES, TILE_SCALAR, launch_dims
+from .kernels import ROWS, TILE_BYTES, kernel_for, launch_dims
 
-__all__ = ["BINARY", "TILE_SCALAR", "TILE_BYTES", "launch_dims"]
+__all__ = ["kernel_for", "launch_dims", "TILE_BYTES", "ROWS"]

@@ -1,5 +1,8 @@
-"""Generated kernel source -> a numba-compiled function, cached on disk by content hash so a
-second process loads it instead of compiling again (numba's cache=True needs a real file)."""
+"""Generated source -> imported module, cached on disk by content hash so a second process loads
+its numba-compiled functions instead of compiling again (numba's cache=True needs a real file).
+
+Thread-safe: launches from several threads may ask for the same module at once.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -7,34 +10,36 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 
 import numba
 
 from ...errors import PtoError
 
 _LOADED: dict[str, object] = {}
+_LOCK = threading.RLock()
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_UNITS = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "units")
 
 
 def _impl_fingerprint() -> str:
-    """Hash of the numba implementations: a cached kernel is stale once they change."""
+    """Hash of the numba implementations (sim lib and units): a cached module is stale once
+    they change or move."""
     h = hashlib.sha256()
-    d = os.path.join(os.path.dirname(__file__), "insns")
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".py"):
-            with open(os.path.join(d, f), "rb") as fh:
-                h.update(f.encode() + fh.read())
+    for d in (os.path.join(_HERE, "lib"), _UNITS):
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".py"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    h.update(os.path.basename(d).encode() + f.encode() + fh.read())
     return h.hexdigest()
 
 
-_VERSION = "pypto-sim-3-" + _impl_fingerprint()
+_VERSION = "pypto-sim-4-" + _impl_fingerprint()
 
 
-def load(source: str, cache_dir: str):
-    """The function ``kernel`` of a generated module: (function, freshly loaded in this process)."""
-    key = _key(source)
-    if key in _LOADED:
-        return _LOADED[key].kernel, False
-    return load_module(source, cache_dir, "k").kernel, True
+def module_name(source: str, prefix: str) -> str:
+    key = hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
+    return f"pypto_{prefix}_{key}"
 
 
 def count_first_call(fn, stats) -> None:
@@ -45,35 +50,54 @@ def count_first_call(fn, stats) -> None:
         stats.compiles += 1
 
 
-def _key(source: str) -> str:
-    return hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
-
-
 def load_module(source: str, cache_dir: str, prefix: str):
-    """Import generated source as a real module file in cache_dir (written once, atomically)."""
-    key = _key(source)
-    if key in _LOADED:
-        return _LOADED[key]
-    try:
-        os.makedirs(cache_dir, exist_ok=True)
-    except OSError as e:
-        raise PtoError(f"cannot create the kernel cache directory {cache_dir}: {e}",
-                       fix="set PYPTO_CACHE_DIR to a writable directory") from None
-    name = f"pypto_{prefix}_{key}"
-    if cache_dir not in sys.path:
-        sys.path.append(cache_dir)   # numba re-imports a cached callee's module by name
-    if name in sys.modules:
-        _LOADED[key] = sys.modules[name]
-        return sys.modules[name]
-    path = os.path.join(cache_dir, name + ".py")
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod          # numba's cache finds a function's module by name
-    spec.loader.exec_module(mod)
-    _LOADED[key] = mod
-    return mod
+    """Import generated source as a real module file in cache_dir (written once, atomically;
+    source that does not even parse is a pypto bug and never reaches the cache)."""
+    name = module_name(source, prefix)
+    mod = _LOADED.get(name)
+    if mod is not None:
+        return mod
+    with _LOCK:
+        if name in _LOADED:
+            return _LOADED[name]
+        try:
+            compile(source, name, "exec")
+        except SyntaxError as e:
+            raise PtoError(f"internal error: pypto generated invalid simulator code ({e.msg}, line "
+                           f"{e.lineno})", rule="this is a pypto bug, not an error in your kernel",
+                           fix="please report it with the kernel; meanwhile try "
+                               "@pypto.kernel(mode='eager')") from None
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            path = os.path.join(cache_dir, name + ".py")
+            if not os.path.exists(path):
+                fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+                with os.fdopen(fd, "w") as f:
+                    f.write(source)
+                os.replace(tmp, path)
+        except OSError as e:
+            raise PtoError(f"cannot write the kernel cache directory {cache_dir}: {e}",
+                           rule="compiled kernels are cached on disk",
+                           fix="set PYPTO_CACHE_DIR (or SimOptions(cache_dir=...)) to a writable "
+                               "directory") from None
+        if cache_dir not in sys.path:
+            sys.path.append(cache_dir)   # numba re-imports a cached callee's module by name
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod          # numba's cache finds a function's module by name
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _LOADED[name] = mod              # published only once whole (other threads wait above)
+        return mod
+
+
+def resolve(fn, cache_dir: str):
+    """(module name, function) of a lowering's Fn, generating its module first if it has one."""
+    if fn.source is None:
+        mod = sys.modules.get(fn.module) or importlib.import_module(fn.module)
+        return fn.module, getattr(mod, fn.name)
+    mod = load_module(fn.source, cache_dir, fn.module)
+    return mod.__name__, getattr(mod, fn.name)

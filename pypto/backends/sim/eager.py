@@ -1,61 +1,92 @@
-"""Eager mode: the kernel's Python body runs as written, each instruction executed at once by the
-same numba implementations compiled mode uses, so print() and breakpoint() work inside kernels."""
+"""Eager mode: the kernel's Python body runs as written, each statement executed at once by the
+same numba functions compiled mode calls, so print() and breakpoint() work inside kernels.
+
+``EagerExecutor`` implements the DSL's builder contract (pypto.ir.executor.Builder) without
+importing the DSL: the backend hands it to a body callable the DSL gave it.
+"""
 from __future__ import annotations
 
+import threading
 from typing import Iterator
 
 import numpy as np
 
-from ...ir.nodes import ExprLike, RtInt, SetValid, Stmt, TileVar
-from ...lang.builder import Builder
-from ...lang.semantic import Placement
+from ...errors import PtoError, TraceError
+from ...ir.executor import LOOP_EXIT, Builder
+from ...ir.nodes import Assign, ExprLike, InstrNode, RtInt, SetValid, Stmt, TileVar
+from ...ir.placement import Placement
+from ...ir.effects import annotate_node
 from . import codegen
-from . import compile as compile_
+from . import compile as C
 from . import lowering as L
+from .context import OnChip, WorkerRecord
 from .faults import fault
 
-_TRAMPOLINES: dict[str, object] = {}
+_TRAMPOLINES: dict[tuple, object] = {}
+_LOCK = threading.Lock()
 
 
-def trampoline(c: L.Call, cache_dir: str):
+
+def trampoline(c: L.Call, nargs: int, cache_dir: str):
     """A numba wrapper around c.fn in a generated, disk-cached module: a Python-level call of a
     numba function then costs one type dispatch and compiles once per machine, not per process.
     Returns (wrapper, first use in this process)."""
-    fn = _TRAMPOLINES.get(c.fn)
+    key = (c.fn.module, c.fn.name, c.fn.source is not None, nargs)
+    fn = _TRAMPOLINES.get(key)
     if fn is not None:
         return fn, False
-    params = [f"a{i}" for i in range(len(c.args))]
-    mod, name = c.fn.split(".")
-    src = codegen.module_source(f"eager call of {c.fn}", params,
-                                [f"    _{mod}.{name}({', '.join(params)})"])
-    fn = _TRAMPOLINES[c.fn] = compile_.load(src, cache_dir)[0]
-    return fn, True
+    with _LOCK:
+        fn = _TRAMPOLINES.get(key)
+        if fn is not None:
+            return fn, False
+        module, _ = C.resolve(c.fn, cache_dir)
+        params = [f"a{i}" for i in range(nargs)]
+        src = codegen.module_source(f"eager call of {module}.{c.fn.name}",
+                                    [f"from {module} import {c.fn.name} as _f"], params,
+                                    [f"    _f({', '.join(params)})"])
+        fn = _TRAMPOLINES[key] = C.load_module(src, cache_dir, "t").kernel
+        return fn, True
 
 
-class EagerBuilder(Builder):
+class _Loop:
+    """An eager pto.range: a real loop, checked to run to its end like a traced one."""
+
+    def __init__(self, ex: "EagerExecutor", start: int, stop: int, step: int):
+        self.ex, self.it = ex, iter(range(start, stop, step))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.ex._loops[-1] is not self:
+            raise TraceError(*LOOP_EXIT[:1], rule=LOOP_EXIT[1], fix=LOOP_EXIT[2])
+        try:
+            i = next(self.it)
+        except StopIteration:
+            self.ex._loops.pop()
+            raise
+        self.ex._epoch += 1
+        return RtInt(i)
+
+
+class EagerExecutor(Builder):
     eager = True
 
-    def __init__(self, soc, kernel: str, gm: dict[int, np.ndarray], spaces: dict[str, np.ndarray],
-                 block: int, nblocks: int, cache_dir: str, stats):
-        self.cache_dir = cache_dir
-        self.stats = stats
-        self.soc = soc
-        self.kernel = kernel
-        self.gm = gm
-        self.spaces = spaces
-        self.block = block
-        self.nblocks = nblocks
+    def __init__(self, soc, kernel: str, gm: dict[int, np.ndarray], onchip: OnChip, block: int,
+                 nblocks: int, options, stats):
+        self.soc, self.kernel, self.gm, self.onchip = soc, kernel, gm, onchip
+        self.block, self.nblocks = block, nblocks
+        self.cache_dir, self.stats = options.cache_dir, stats
         self.tiles: list[TileVar] = []
         self.tile_names: set[str] = set()
         self.placement = Placement(soc)
-        self.err = np.zeros(8, np.int64)
-        self._epoch = 0                  # advances with every eager loop iteration
+        self.rec = WorkerRecord()
+        self._hw: dict[str, int] = {}          # bytes of each space poisoned in this block
+        self._loops: list[_Loop] = []
+        self._epoch = 0                          # advances with every eager loop iteration
         self._count_epoch = -1
         self._site_counts: dict = {}
         self._site_tiles: dict = {}
-
-    def supports(self, name: str, params: dict | None = None) -> bool:
-        return L.simulated(name, params)
 
     def new_tile(self, tile: TileVar, site=None) -> None:
         """A tile declared again at the same place in a later loop iteration is the same tile
@@ -89,56 +120,86 @@ class EagerBuilder(Builder):
         return RtInt(self.nblocks)
 
     def range(self, start, stop, step) -> Iterator[ExprLike]:
-        for i in range(int(start), int(stop), int(step)):
-            self._epoch += 1
-            yield RtInt(i)
+        if int(step) == 0:
+            raise TraceError("pto.range step is 0", rule="a loop step must be non-zero",
+                             fix="pass a positive or negative step")
+        loop = _Loop(self, int(start), int(stop), int(step))
+        self._loops.append(loop)
+        return loop
+
+    def finish(self) -> None:
+        if self._loops:
+            raise TraceError(*LOOP_EXIT[:1], rule=LOOP_EXIT[1], fix=LOOP_EXIT[2])
 
     # -- execution ----------------------------------------------------------------------------
-    def view(self, t: TileVar) -> np.ndarray:
-        ty = t.type
-        a = t.addr or 0
-        return self.spaces[ty.loc][a:a + ty.nbytes].view(ty.dtype.storage)
+    def _cover(self, t: TileVar) -> None:
+        """Poison the bytes a tile reaches the first time this block reaches them (compiled mode
+        poisons the same bytes at the block's start)."""
+        if t.addr is None:
+            return
+        loc, end = t.type.loc, int(t.addr) + t.type.nbytes
+        hw = self._hw.get(loc, 0)
+        if end > hw:
+            self.onchip.poison_range(loc, hw, end)
+            self._hw[loc] = end
 
-    def _arg(self, a):
+    def view(self, t: TileVar) -> np.ndarray:
+        self._cover(t)
+        ty = t.type
+        a = int(t.addr or 0)
+        return self.onchip.spaces[ty.loc][a:a + ty.nbytes].view(ty.dtype.storage)
+
+    def _args(self, a) -> list:
         tag = a[0]
-        if tag == "view":
-            return self.view(a[1])
-        if tag == "valid":
-            return int(a[1].valid[a[2]])
+        if tag == "tile":
+            t = a[1]
+            return [self.view(t), int(t.valid[0]), int(t.valid[1]), t.type.desc]
         if tag == "int":
-            return int(a[1])
+            return [int(a[1])]
         if tag == "gm":
-            return self.gm[a[1].index]
+            return [self.gm[a[1].index]]
         if tag == "const":
-            return a[1]
+            return [a[1]]
         if tag == "scalar":
-            return L.scalar_const(a[1], a[2])[1]
+            x, dt = a[1], a[2]
+            if dt is None:
+                return [float(x)]
+            return [L.scalar_const(x, dt)[1]]
         if tag == "err":
-            return self.err
+            return [self.rec.err]
         raise AssertionError(a)
 
     def _run(self, c: L.Call, node: Stmt) -> None:
-        fn, first = trampoline(c, self.cache_dir)
-        fn(*[self._arg(a) for a in c.args])
+        args = [v for a in c.args for v in self._args(a)]
+        fn, first = trampoline(c, len(args), self.cache_dir)
+        fn(*args)
         if first:
-            compile_.count_first_call(fn, self.stats)
-        if self.err[0] != 0:
-            e = fault(self.err, node, self.block, self.kernel)
-            self.err[:] = 0
-            raise e
+            C.count_first_call(fn, self.stats)
+        if self.rec.err[0] != 0:
+            err = self.rec.err.copy()
+            self.rec.err[:] = 0
+            raise fault(err, node, self.block, self.kernel)
 
     def emit(self, stmt: Stmt) -> None:
-        """Run the statement now. (TASSIGN already moved the tile when it was placed; flags have
-        no effect in the simulator yet.)"""
-        for c in L.lower(stmt, self.soc):
+        """Run the statement now (flags have no effect: every pipe runs in program order)."""
+        if isinstance(stmt, InstrNode):
+            annotate_node(stmt, self.soc)
+        try:
+            calls = L.lower(stmt, self.soc)
+        except PtoError as e:
+            raise (e.located(str(stmt.site)) if stmt.site else e) from None
+        for c in calls:
             self._run(c, stmt)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
+        elif isinstance(stmt, Assign):
+            self._cover(stmt.tile)
 
     def tile_numpy(self, t: TileVar) -> np.ndarray:
         self.placement.ensure(t, None)
         ty = t.type
-        flat = self.view(t).view(ty.dtype.np).copy()
-        if ty.blayout == "RowMajor":
-            return flat.reshape(ty.rows, ty.cols)
-        return flat.reshape(ty.cols, ty.rows).T
+        flat = self.view(t).view(ty.dtype.np)
+        r, c = np.meshgrid(np.arange(ty.rows), np.arange(ty.cols), indexing="ij")
+        ir_, ic, brs, bcs, irs, ics = ty.desc
+        idx = (r // ir_) * brs + (c // ic) * bcs + (r % ir_) * irs + (c % ic) * ics
+        return flat[idx].copy()

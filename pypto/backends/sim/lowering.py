@@ -1,6 +1,16 @@
-"""IR statement -> calls of the numba implementations (instructions, and the run-time checks of
-set_valid / TASSIGN). One table, used by both sim modes: codegen renders the calls as source,
-the eager executor evaluates them on the spot."""
+"""What a unit's simulator lowering returns, and the helpers every lowering shares.
+
+A lowering turns one IR statement into ``Call``s of numba functions. Both sim modes consume the
+same calls: codegen renders them as source of one kernel module, the eager executor evaluates
+them on the spot. Argument forms (tuples, so both renderers dispatch on the tag):
+
+  ("tile", t)             a tile operand: storage array, valid rows, valid cols, layout descriptor
+  ("int", expr)           an integer scalar expression
+  ("gm", tensor_param)    the typed GM array of a tensor parameter
+  ("const", value, text)  a constant: its Python value and its source text
+  ("scalar", expr, dt)    a runtime scalar converted to dt's compute type
+  ("err",)                the error record
+"""
 from __future__ import annotations
 
 import math
@@ -9,24 +19,41 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import NotSimulatedError
+from ... import diagnostics as Dx
+from ...errors import DTypeError, NotSimulatedError
+from ...ir import registry
 from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar
 from ...isa import TABLE
+from .lib import elementwise as EW
 
-# Argument forms of a Call (tuples so both renderers can dispatch on the tag):
-#   ("view", tile)            typed storage array of the tile
-#   ("valid", tile, 0|1)      valid rows / cols
-#   ("int", expr)             an int scalar expression
-#   ("gm", tensor_param)      typed GM array of a tensor parameter
-#   ("const", value, text)    a constant: its Python value and its source text
-#   ("scalar", expr, dtype)   a tile-scalar operand converted to dtype's compute type
-#   ("err",)                  the fault array
+LIB = "pypto.backends.sim.lib"
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A numba function: ``name`` in importable ``module``, or in a module generated from
+    ``source`` (written once into the kernel cache directory under a content-hash name)."""
+    module: str
+    name: str
+    source: str | None = None
 
 
 @dataclass(frozen=True)
 class Call:
-    fn: str                      # "module.function" under pypto.backends.sim.insns
+    fn: Fn
     args: tuple[Any, ...]
+
+
+def lib(path: str) -> Fn:
+    """A function of pypto.backends.sim.lib, named "module.function"."""
+    mod, name = path.rsplit(".", 1)
+    return Fn(f"{LIB}.{mod}", name)
+
+
+def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
+    """An instance of an elementwise loop template (lib/elementwise.py)."""
+    src, prefix, fn = EW.instance(form, opmod, op, codec)
+    return Fn(prefix, fn, src)
 
 
 def lit(value: int | bool) -> tuple:
@@ -34,162 +61,145 @@ def lit(value: int | bool) -> tuple:
     return ("const", value, repr(value))
 
 
-def const(value: Any, storage: np.dtype) -> tuple:
+def const(value: Any, storage: Any) -> tuple:
     """A constant of a storage/compute type, with its source text."""
-    v = np.array(value).astype(storage)[()] if not isinstance(value, np.generic) else value
-    name = np.dtype(storage).name
+    storage = np.dtype(storage)
+    v = value if isinstance(value, np.generic) else np.array(value).astype(storage)[()]
     x = v.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        txt = f"np.{name}(float('{x}'))"
-    else:
-        txt = f"np.{name}({x!r})"
-    return ("const", np.dtype(storage).type(x), txt)
+    txt = (f"np.{storage.name}(float('{x}'))" if isinstance(x, float) and not math.isfinite(x)
+           else f"np.{storage.name}({x!r})")
+    return ("const", storage.type(x), txt)
 
 
+def tile(t: TileVar) -> tuple:
+    return ("tile", t)
+
+
+def err() -> tuple:
+    return ("err",)
+
+
+# -- scalar operands ------------------------------------------------------------------------------
+# How f16/bf16 arithmetic codecs are named (f32 and integers compute natively).
 CODECS = {"f32": "native", "f16": "f16", "bf16": "bf16"}
-
-# op per (instruction, float?) -- the scalar function applied per element
-OPS = {
-    "TADD": ("add", "add"), "TSUB": ("sub", "sub"), "TMUL": ("mul", "mul"),
-    "TDIV": ("div", "idiv"), "TMAX": ("fmax", "imax"), "TMIN": ("fmin", "imin"),
-    "TADDS": ("add", "add"), "TMULS": ("mul", "mul"),
-}
+WIDE_CODECS = {"f32": "f32w", "f16": "f16w", "bf16": "bf16w"}
 
 
-def codec(dt) -> str:
-    """How elements are widened for arithmetic: native (f32, ints), f16 or bf16 (via f32)."""
+def codec(dt, wide: bool = False) -> str:
+    """The element codec of dt: how stored bits widen for arithmetic and narrow back."""
     if dt.is_float:
-        if dt.short not in CODECS:
-            raise NotSimulatedError(f"arithmetic on {dt.name} is not simulated yet")
-        return CODECS[dt.short]
+        table = WIDE_CODECS if wide else CODECS
+        if dt.short not in table:
+            raise NotSimulatedError(f"arithmetic on {dt.name} is not simulated yet",
+                                    rule="the simulator computes on f32, f16, bf16 and integers",
+                                    fix="convert the data to float32 with TCVT first")
+        return table[dt.short]
     return "native"
 
 
-def scalar_const(x: Any, dt) -> tuple:
-    """A static scalar operand converted to the tile's element type, in the compute type."""
-    if dt.is_float:
-        with np.errstate(over="ignore"):
-            return _float_scalar(x, dt)
-    return const(dt.wrap(int(x)), dt.storage)
-
-
 def _bf16(x: float) -> np.float32:
-    from .insns.floatbits import f64_to_bf16      # one rounding (ml_dtypes rounds twice)
+    from .lib.floatbits import f64_to_bf16      # one rounding (ml_dtypes rounds twice)
     return np.array([int(f64_to_bf16(float(x))) << 16], np.uint32).view(np.float32)[0]
 
 
 _NARROW = {"f32": np.float32, "f16": lambda x: np.float32(np.float16(x)), "bf16": _bf16}
+# the first magnitude that rounds to infinity in each float type
+OVERFLOW = {"f32": 2.0 ** 128 - 2.0 ** 103, "f16": 65520.0, "bf16": 2.0 ** 128 - 2.0 ** 119}
 
 
-def _float_scalar(x: Any, dt) -> tuple:
-    """Round once from double to the element type, then widen to the f32 compute type."""
-    if dt.short not in _NARROW:
-        raise NotSimulatedError(f"scalar operands of {dt.name} are not simulated yet")
-    return const(np.float32(_NARROW[dt.short](x)), np.float32)
-
-
-def scalar_arg(x: Any, dt) -> tuple:
+def check_scalar(instr: str, operand: str, x: Any, dt) -> None:
+    """A static scalar must convert to dt without changing its value class: integers in range,
+    no fraction into an integer type, no finite float overflowing to inf (as Tensor data)."""
     if isinstance(x, Expr):
-        return ("scalar", x, dt)
-    return scalar_const(x, dt)
+        return
+    if dt.is_int:
+        if isinstance(x, float) and not x.is_integer():
+            raise DTypeError(f"{instr}: scalar {operand} = {x!r} is not an integer but the tile is {dt.name}",
+                             rule="the scalar is converted to the tile's element type",
+                             fix="pass an int, or use a float tile")
+        info = np.iinfo(dt.np)
+        if not info.min <= int(x) <= info.max:
+            raise Dx.scalar_out_of_range(instr, operand, x, dt.name, info.min, info.max)
+    elif dt.short in OVERFLOW and math.isfinite(float(x)) and abs(float(x)) >= OVERFLOW[dt.short]:
+        raise DTypeError(f"{instr}: scalar {operand} = {x!r} overflows {dt.name} (it would become inf)",
+                         rule="a scalar operand is converted to the tile's element type and must fit "
+                              "it, as pypto.Tensor data must",
+                         fix=f"pass a value whose magnitude is below {OVERFLOW[dt.short]:g}, or use a "
+                             "wider type")
 
 
-def _tile(t: TileVar) -> tuple:
-    rs, cs = t.type.strides
-    return (("view", t), lit(rs), lit(cs), ("valid", t, 0), ("valid", t, 1))
+def scalar_const(x: Any, dt) -> tuple:
+    """A static scalar converted to the tile's element type, in the compute type (floats round
+    once from double to the element type, then widen to f32)."""
+    if dt.is_float:
+        if dt.short not in _NARROW:
+            raise NotSimulatedError(f"scalar operands of {dt.name} are not simulated yet",
+                                    rule="the simulator computes on f32, f16, bf16 and integers",
+                                    fix="convert the data to float32 with TCVT first")
+        with np.errstate(over="ignore"):
+            return const(np.float32(_NARROW[dt.short](x)), np.float32)
+    return const(int(x), dt.storage)
 
 
-def _view(v: GmView) -> tuple:
+def scalar_operand(k: int, x: Any, dt) -> tuple[list[Call], tuple]:
+    """(run-time checks, argument) of scalar operand k converted to dt."""
+    if not isinstance(x, Expr):
+        return [], scalar_const(x, dt)
+    if dt.is_int:
+        info = np.iinfo(dt.np)
+        return [Call(lib("checks.int_scalar"), (lit(k), ("int", x), lit(int(info.min)), lit(int(info.max)),
+                                                err()))], ("scalar", x, dt)
+    return [Call(lib("checks.float_scalar"), (lit(k), ("scalar", x, None), const(OVERFLOW[dt.short], np.float64),
+                                              err()))], ("scalar", x, dt)
+
+
+# -- GM views -------------------------------------------------------------------------------------
+def view(v: GmView) -> tuple:
     return (("gm", v.tensor), ("int", v.offset)) + tuple(("int", s) for s in v.shape) + \
            tuple(("int", s) for s in v.strides)
 
 
-def _bounds(v: GmView) -> list[Call]:
-    return [Call("checks.bound", (lit(k), ("int", val), ("int", lim), ("err",)))
+def bounds(v: GmView) -> list[Call]:
+    return [Call(lib("checks.bound"), (lit(k), ("int", val), ("int", lim), err()))
             for k, (_, val, lim) in enumerate(v.bounds)]
 
 
-# The NPU's PadValue::Min / Max per element type, as values of the simulator's storage type
-# (pto-isa-semantics 3.6 and the addendum: i8 Min is -1, unsigned Min is 0, floats pad +-inf).
-# Zero pads 0; Null pads nothing; 8-byte and fp8 types pad 0 for every PadValue.
-PAD_MIN_MAX = {
-    "f32": (-np.inf, np.inf), "f16": (0xFC00, 0x7C00), "bf16": (0xFF80, 0x7F80),
-    "i32": (-2 ** 31, 2 ** 31 - 1), "u32": (0, 2 ** 32 - 1), "i16": (-2 ** 15, 2 ** 15 - 1),
-    "u16": (0, 2 ** 16 - 1), "i8": (-1, 127), "u8": (0, 255),
-}
-
-
-def pad_value(t: TileVar) -> tuple:
-    dt, pad = t.type.dtype, t.type.pad
-    v = PAD_MIN_MAX[dt.short][pad == "Max"] if pad in ("Min", "Max") and dt.short in PAD_MIN_MAX else 0
-    return const(v, dt.storage)
-
-
+# -- statements -----------------------------------------------------------------------------------
 def lower(node: Stmt, soc) -> list[Call]:
-    """The calls that execute ``node`` (an instruction, or the run-time check of a set_valid or
-    of a TASSIGN to a runtime address; statically known addresses were checked when traced)."""
+    """The calls that execute ``node``: an instruction through its unit, or the run-time check of
+    a set_valid or of a TASSIGN to a runtime address (static addresses were checked when traced)."""
     if isinstance(node, SetValid):
         t = node.tile.type
-        return [Call("checks.set_valid", (("int", node.rows), ("int", node.cols), lit(t.rows),
-                                          lit(t.cols), ("err",)))]
+        return [Call(lib("checks.set_valid"), (("int", node.rows), ("int", node.cols), lit(t.rows),
+                                               lit(t.cols), err()))]
     if isinstance(node, Assign):
         if not isinstance(node.addr, Expr):
             return []
         sp = soc.space(node.tile.type.loc)
-        return [Call("checks.assign", (("int", node.addr), lit(node.tile.type.nbytes), lit(sp.capacity),
-                                       lit(sp.align), ("err",)))]
+        return [Call(lib("checks.assign"), (("int", node.addr), lit(node.tile.type.nbytes),
+                                            lit(sp.capacity), lit(sp.align), err()))]
     if not isinstance(node, InstrNode):
         return []
-    rule = RULES.get(node.name)
-    if rule is None:
-        raise NotSimulatedError(f"{node.name} is in the ISA table but is not simulated yet")
-    return rule(node)
+    unit = registry.get(node.name)
+    if unit is None or unit.sim is None:
+        _, why = registry.status(node.name)
+        spec = TABLE[node.name]
+        raise NotSimulatedError(
+            f"{node.name} (opcode {spec.opcode:#06x}) is in the ISA table but the simulator cannot "
+            f"run it yet: {why}",
+            rule=f"{node.name}: {spec.summary}",
+            fix="use an instruction the simulator runs (`pypto info` lists them); kern.ir() still "
+                "shows the kernel")
+    if unit.sim_params is not None:
+        why = unit.sim_params(node.params)
+        if why:
+            raise NotSimulatedError(f"{node.name} with "
+                                    f"{', '.join(f'{k}={v}' for k, v in node.params.items())}: {why}",
+                                    rule="the simulator runs this instruction only with the "
+                                         "parameters it models",
+                                    fix="leave the parameter at its default")
+    return unit.sim(node, soc)
 
 
-def _binary(node: InstrNode) -> list[Call]:
-    dst, a, b = node.operands
-    dt = dst.type.dtype
-    op = OPS[node.name][0 if dt.is_float else 1]
-    return [Call(f"elementwise.binary_{op}_{codec(dt)}", _tile(dst) + _tile(a) + _tile(b) + (("err",),))]
-
-
-def _binary_scalar(node: InstrNode) -> list[Call]:
-    dst, a, s = node.operands
-    dt = dst.type.dtype
-    op = OPS[node.name][0 if dt.is_float else 1]
-    return [Call(f"elementwise.scalar_{op}_{codec(dt)}", _tile(dst) + _tile(a) + (scalar_arg(s, dt), ("err",)))]
-
-
-def _tload(node: InstrNode) -> list[Call]:
-    t, v = node.operands
-    ty = t.type
-    rowmajor = ty.blayout == "RowMajor"
-    c0 = 32 // ty.dtype.itemsize
-    args = _tile(t) + (lit(ty.rows), lit(ty.cols), lit(rowmajor), lit(ty.pad != "Null"),
-                       pad_value(t), lit(c0)) + _view(v) + (("err",),)
-    return _bounds(v) + [Call("memory.tload", args)]
-
-
-def _tstore(node: InstrNode) -> list[Call]:
-    v, t = node.operands
-    rowmajor = t.type.blayout == "RowMajor"
-    args = _view(v) + _tile(t) + (lit(rowmajor), ("err",))
-    return _bounds(v) + [Call("memory.tstore", args)]
-
-
-RULES = {
-    "TADD": _binary, "TSUB": _binary, "TMUL": _binary, "TDIV": _binary, "TMAX": _binary,
-    "TMIN": _binary, "TADDS": _binary_scalar, "TMULS": _binary_scalar,
-    "TLOAD": _tload, "TSTORE": _tstore,
-}
-
-SIMULATED = frozenset(RULES) | {"TASSIGN"}
-
-
-def simulated(name: str, params: dict | None = None) -> bool:
-    """True if the simulator has semantics for this instruction with these mode parameters
-    (so far only every parameter's default, e.g. TSTORE without atomic add)."""
-    if name not in SIMULATED:
-        return False
-    defaults = {p.name: p.default for p in TABLE[name].params}
-    return all(defaults.get(k) == v for k, v in (params or {}).items())
+__all__ = ["Fn", "Call", "lib", "ew", "lit", "const", "tile", "err", "codec", "check_scalar",
+           "scalar_const", "scalar_operand", "view", "bounds", "lower"]

@@ -3,34 +3,85 @@ each allocation backed by its own host byte array (so large capacities cost noth
 from __future__ import annotations
 
 import bisect
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
-from ...errors import OutOfDeviceMemoryError
+from ...errors import HostBackingError, OutOfDeviceMemoryError
 from ..base import DeviceBuffer
 
 GM_BASE = 0x12C0_0000_0000
 
 
 class SimAllocator:
+    """First-fit address allocator over [GM_BASE, GM_BASE + capacity); thread-safe.
+
+    A free() re-entered on the same thread (a Tensor finalizer run by the garbage collector in
+    the middle of an alloc/free) is deferred until the outer call finishes, so the free list is
+    never edited half-way."""
+
     def __init__(self, capacity: int, align: int):
         self.capacity = capacity
         self.align = align
         self.free_list: list[tuple[int, int]] = [(GM_BASE, capacity)]   # (addr, size), sorted
+        self._lock = threading.RLock()
+        self._owner: int | None = None             # thread inside alloc/free/transaction
+        self._deferred: list[tuple[int, int]] = []
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the heap lock; the outermost holder applies frees deferred meanwhile."""
+        with self._lock:
+            outer = self._owner is None
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                if outer:
+                    try:
+                        while self._deferred:
+                            self._release(*self._deferred.pop())
+                    finally:
+                        self._owner = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Undo every alloc/free made inside the block if it raises (a failed call changes nothing)."""
+        with self._locked():
+            saved = list(self.free_list)
+            try:
+                yield
+            except BaseException:
+                self.free_list[:] = saved
+                raise
 
     def alloc(self, nbytes: int) -> int:
+        """Reserve nbytes (rounded up to the alignment) at the lowest free address that fits."""
         size = -(-nbytes // self.align) * self.align
-        for i, (addr, avail) in enumerate(self.free_list):
-            if avail >= size:
-                if avail == size:
-                    self.free_list.pop(i)
-                else:
-                    self.free_list[i] = (addr + size, avail - size)
-                return addr
-        raise OutOfDeviceMemoryError(f"no free block of {size} bytes in simulated GM (fragmented)",
-                                     fix="free tensors you no longer need")
+        with self._locked():
+            for i, (addr, avail) in enumerate(self.free_list):
+                if avail >= size:
+                    if avail == size:
+                        self.free_list.pop(i)
+                    else:
+                        self.free_list[i] = (addr + size, avail - size)
+                    return addr
+        raise OutOfDeviceMemoryError(
+            f"no free block of {size} bytes in simulated GM (fragmented)",
+            rule="a device allocation needs one contiguous free range of simulated GM",
+            fix="free tensors you no longer need")
 
     def free(self, addr: int, nbytes: int) -> None:
+        """Return a block to the free list, merging it with free neighbours."""
+        if self._owner == threading.get_ident():     # re-entered mid-update: apply it later
+            self._deferred.append((addr, nbytes))
+            return
+        with self._locked():
+            self._release(addr, nbytes)
+
+    def _release(self, addr: int, nbytes: int) -> None:
         size = -(-nbytes // self.align) * self.align
         i = bisect.bisect(self.free_list, (addr, 0))
         self.free_list.insert(i, (addr, size))
@@ -43,10 +94,25 @@ class SimAllocator:
 
 
 def host_array(nbytes: int) -> np.ndarray:
-    """64-byte aligned host bytes backing one device allocation."""
-    raw = np.empty(nbytes + 64, np.uint8)
+    """64-byte aligned host bytes backing one device allocation; HostBackingError if the host
+    cannot provide them."""
+    try:
+        raw = np.empty(nbytes + 64, np.uint8)
+    except MemoryError:
+        raise host_backing_error(nbytes) from None
     off = (-raw.ctypes.data) % 64
     return raw[off:off + nbytes]
 
 
-__all__ = ["SimAllocator", "host_array", "DeviceBuffer"]
+def host_backing_error(nbytes: int, label: str = "") -> HostBackingError:
+    """The error for a simulated GM allocation the host's RAM cannot back."""
+    what = f" ({label})" if label else ""
+    return HostBackingError(
+        f"the host could not back {nbytes} bytes ({nbytes / 2**30:.1f} GiB) of simulated device "
+        f"memory{what}: host memory allocation failed",
+        rule="the simulator keeps every device allocation in host RAM, so simulated GM is also "
+             "limited by the host's free memory",
+        fix="use smaller tensors, free tensors you no longer need, or run on a host with more RAM")
+
+
+__all__ = ["SimAllocator", "host_array", "host_backing_error", "DeviceBuffer"]

@@ -1,19 +1,45 @@
 """Every simulator knob in one frozen, validated options object (Pallas' InterpretParams pattern).
-Environment variables only give defaults, read once when the options are made."""
+Environment variables only give defaults; they are read once per process (``env()``), and
+``reload_env()`` re-reads them (for tests, or after changing os.environ)."""
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import dataclass, field
 
-from ...errors import PtoError
+from ...errors import ConfigError
+
+from ...config import ENV_VARS, EnvSnapshot, env, reload_env  # noqa: F401  (re-exported for callers)
+
+SIM_MODES = ("compiled", "eager")
 
 
 def _env_mode() -> str:
-    return os.environ.get("PYPTO_SIM_MODE", "compiled")
+    raw = env().get("PYPTO_SIM_MODE")
+    if raw is None:
+        return "compiled"
+    if raw.strip().lower() not in SIM_MODES:
+        raise ConfigError(f"PYPTO_SIM_MODE={raw!r} is not a simulator mode",
+                          rule=f"PYPTO_SIM_MODE is one of: {', '.join(SIM_MODES)}",
+                          fix="set PYPTO_SIM_MODE=compiled (fast) or PYPTO_SIM_MODE=eager (debugging), "
+                              "or unset it")
+    return raw.strip().lower()
 
 
 def _env_threads() -> int:
-    return int(os.environ.get("PYPTO_SIM_THREADS") or os.cpu_count() or 1)
+    raw = env().get("PYPTO_SIM_THREADS")
+    if raw is None:
+        return os.cpu_count() or 1
+    try:
+        n = int(raw.strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"PYPTO_SIM_THREADS={raw!r} is not a thread count",
+                          rule="PYPTO_SIM_THREADS is a positive integer (1 runs blocks in order)",
+                          fix=f"set e.g. PYPTO_SIM_THREADS={os.cpu_count() or 1}, or unset it to "
+                              "use the CPU count")
+    return n
 
 
 def default_cache_dir() -> str:
@@ -22,8 +48,22 @@ def default_cache_dir() -> str:
 
 
 def _env_cache() -> str:
-    return os.environ.get("PYPTO_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pypto", "kernels")
+    e = env()
+    return e.get("PYPTO_CACHE_DIR") or os.path.join(
+        e.xdg_cache_home or os.path.expanduser("~/.cache"), "pypto", "kernels")
+
+
+def _int_field(opts: "SimOptions", name: str, rule: str, fix: str) -> int:
+    """The integer value of a field (numpy integers accepted), or a PtoError."""
+    value = getattr(opts, name)
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise ConfigError(f"SimOptions({name}={value!r}) is not an integer", rule=rule, fix=fix) from None
+    object.__setattr__(opts, name, n)
+    return n
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,24 +74,47 @@ class SimOptions:
     cache_dir: where compiled kernels are cached across processes (PYPTO_CACHE_DIR).
     gm_bytes: simulated device memory capacity (default: the SoC profile's HBM size).
     threads: worker threads running a compiled launch's blocks (PYPTO_SIM_THREADS, default: the
-    CPU count); each worker has its own on-chip memory, like an AI core. 1 runs blocks in order."""
+    CPU count); each worker has its own on-chip memory, like an AI core. 1 runs blocks in order.
+    events: record up to this many (instruction, block, pipe) events per worker and launch for
+    the cost model and timeline (0: off; the backend's ``last_events`` holds them)."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
     devices: int = 1
     cache_dir: str = field(default_factory=_env_cache)
     gm_bytes: int | None = None     # device memory capacity; None = the SoC's HBM size
     threads: int = field(default_factory=_env_threads)
+    events: int = 0
 
     def __post_init__(self):
-        if self.mode not in ("compiled", "eager"):
-            raise PtoError(f"SimOptions(mode={self.mode!r}) unknown",
+        if self.mode not in SIM_MODES:
+            raise ConfigError(f"SimOptions(mode={self.mode!r}) unknown",
                            rule="mode is 'compiled' or 'eager' (PYPTO_SIM_MODE)",
                            fix="use SimOptions(mode='eager') to debug, 'compiled' for speed")
-        if not 0 <= self.uninit_byte <= 255:
-            raise PtoError(f"SimOptions(uninit_byte={self.uninit_byte}) is not a byte value")
-        if self.gm_bytes is not None and self.gm_bytes < 1:
-            raise PtoError(f"SimOptions(gm_bytes={self.gm_bytes}) must be positive")
-        if self.threads < 1:
-            raise PtoError(f"SimOptions(threads={self.threads}) must be >= 1")
-        if self.devices < 1:
-            raise PtoError(f"SimOptions(devices={self.devices}) must be >= 1")
+        byte = _int_field(self, "uninit_byte", "uninit_byte is one byte, 0..255",
+                          "use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)")
+        if not 0 <= byte <= 255:
+            raise ConfigError(f"SimOptions(uninit_byte={byte}) is not a byte value",
+                           rule="uninit_byte is one byte, 0..255",
+                           fix="use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)")
+        if self.gm_bytes is not None:
+            gm = _int_field(self, "gm_bytes", "gm_bytes is a positive byte count, or None",
+                            "use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size")
+            if gm < 1:
+                raise ConfigError(f"SimOptions(gm_bytes={gm}) must be positive",
+                               rule="gm_bytes is a positive byte count, or None",
+                               fix="use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size")
+        threads = _int_field(self, "threads", "threads is an integer >= 1 (PYPTO_SIM_THREADS)",
+                             "use SimOptions(threads=1) to run blocks in order")
+        if threads < 1:
+            raise ConfigError(f"SimOptions(threads={threads}) must be >= 1",
+                           rule="threads is an integer >= 1 (PYPTO_SIM_THREADS)",
+                           fix="use SimOptions(threads=1) to run blocks in order")
+        devices = _int_field(self, "devices", "devices is an integer >= 1",
+                             "use SimOptions(devices=1)")
+        if devices < 1:
+            raise ConfigError(f"SimOptions(devices={devices}) must be >= 1",
+                           rule="devices is an integer >= 1", fix="use SimOptions(devices=1)")
+        if not isinstance(self.cache_dir, (str, os.PathLike)):
+            raise ConfigError(f"SimOptions(cache_dir={self.cache_dir!r}) is not a path",
+                           rule="cache_dir is a directory path (PYPTO_CACHE_DIR)",
+                           fix="pass a string, e.g. SimOptions(cache_dir='/tmp/pypto-kernels')")

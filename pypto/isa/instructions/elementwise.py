@@ -5,16 +5,16 @@ valid region. Instructions whose operands differ in type (TPRELU, TCMP, TSEL, TC
 per operand. Enum params list their values in C++ enumerator order (value = position).
 A param default of None means PTO has no single default for it (see the notes).
 """
-from ..schema import DST, SRC, SRC0, SRC1, TMP, Instr, Operand, Param, both, per_soc
+from ..schema import DST, SRC, SRC0, SRC1, TMP, UNBOXED, Instr, Operand, Param, both, per_soc
 
 _F = "f16 f32"
 # Operands whose dtype comes from the per-operand tuples (group None).
-_DST = Operand("dst", role="out", group=None)
-_SRC = Operand("src", group=None)
-_SRC0 = Operand("src0", group=None)
-_SRC1 = Operand("src1", group=None)
-_TMP = Operand("tmp", role="tmp", group=None)
-_MASK = Operand("mask", group=None)
+_DST = Operand("dst", role="out", group=None, layouts=UNBOXED)
+_SRC = Operand("src", group=None, layouts=UNBOXED)
+_SRC0 = Operand("src0", group=None, layouts=UNBOXED)
+_SRC1 = Operand("src1", group=None, layouts=UNBOXED)
+_TMP = Operand("tmp", role="tmp", group=None, layouts=UNBOXED, region="whole")
+_MASK = Operand("mask", group=None, layouts=UNBOXED)
 
 
 def cast_pairs(spec: str) -> tuple[tuple[str, str], ...]:
@@ -86,7 +86,8 @@ INSTRUCTIONS = (
     Instr("TLOG", 0x100F, "elementwise", "dst = ln(src)", (DST, SRC), both("f16", "f32"),
           spec_ref="5.2", notes=("ln of a negative number is NaN, ln(0) is -inf",)),
     Instr("TEXP", 0x1010, "elementwise", "dst = e ** src", (DST, SRC), both("f16", "f32"),
-          spec_ref="5.2"),
+          seed="exp", spec_ref="5.2",
+          notes=("the NPU's exp is approximate (a few ulp); pypto rounds the exact value once",)),
     Instr("TSQRT", 0x1011, "elementwise", "dst = sqrt(src)", (DST, SRC), both("f16", "f32"),
           spec_ref="5.2", notes=("sqrt of a negative number is NaN",)),
     Instr("TRSQRT", 0x1012, "elementwise", "dst = 1 / sqrt(src)", (DST, SRC), both("f16", "f32"),
@@ -142,14 +143,14 @@ INSTRUCTIONS = (
                  "CPU sim does not pack: dst has the sources' type and gets 0/1 per element")),
     Instr("TSEL", 0x101B, "elementwise", "dst = src0 where the mask bit is 1, else src1",
           (_DST, _MASK, _SRC0, _SRC1),
-          both(*((t, "u8", t, t) for t in _SEL_T)), spec_ref="5.2, 5.9 n6",
+          both(*((t, "u8", t, t) for t in _SEL_T)), spec_ref="5.2, 5.9 n6", scratch=("a2a3",),
           notes=("mask is read per row: element (i, j) uses bit j % 8 of mask[i, j // 8]",
                  "a2a3 writes hidden UB scratch at bytes [188416, 196608)",
                  "CPU sim reads the mask as one continuous bit stream over the dst valid region, "
                  "which differs when validCol % 8 != 0")),
     Instr("TCVT", 0x101C, "elementwise", "dst = src converted to dst's type with rounding mode rmode",
           (_DST, _SRC),
-          {"a2a3": _CVT_A2A3, "a5": _CVT_A5},
+          {"a2a3": _CVT_A2A3, "a5": _CVT_A5}, seed="cast",
           params=(ROUND_MODE, SAT_MODE), spec_ref="5.2, 5.9 n7, Addendum",
           notes=("unsupported pairs are errors (f32->i8 and i16->i8 exist on neither SoC; i32->f16 "
                  "is a2a3 only, a dequantising convert with scale 1.0)",

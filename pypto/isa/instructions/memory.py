@@ -3,7 +3,7 @@
 GM operands have kind "gm" and no location. TSTORE_FP, MGATHER and MSCATTER list one dtype per
 operand (the GM operand's element type included).
 """
-from ..schema import Instr, Operand, Param, per_soc
+from ..schema import Instr, Operand, Param, PipeRule, per_soc
 
 _LOAD_TYPES = per_soc("i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32",
                       "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 e4m3 e5m2")
@@ -33,10 +33,12 @@ INSTRUCTIONS = (
                  "CPU sim copies gm[r * Cols + c], ignoring the GM strides")),
     Instr("TSTORE", 0x1303, "memory", "gm = src[valid] (DMA tile -> GM)",
           (Operand("dst", kind="gm", role="out", locs=()),
-           Operand("src", locs=("Vec", "Mat", "Acc"))),
-          _LOAD_TYPES, pipe={"a2a3": "MTE3", "a5": "MTE3"}, domain="src", spec_ref="4.4",
+           Operand("src", locs={"a2a3": ("Vec", "Mat", "Acc"), "a5": ("Vec", "Acc")})),
+          _LOAD_TYPES, domain="src", spec_ref="4.4",
+          pipe=PipeRule(("src",), {("Vec",): "MTE3", ("Mat",): "MTE3", ("Acc",): "FIX"}),
           params=(Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None"),),
           notes=("pipe: MTE3 from Vec (and Mat, a2a3 only); FIX from Acc",
+                 "a Mat source is legal on a2a3 only (semantics 4.4)",
                  "atomic None is C++ AtomicType::AtomicNone; AtomicAdd makes GM[i] += src "
                  "(a2a3 GM types f16 f32 i16 i32 i8 bf16); the CPU sim ignores it and overwrites",
                  "Acc sources convert on the way out: f32->f32/f16/bf16, i32->i32, plus scalar "

@@ -5,7 +5,7 @@ the union over the legal location pairs (dst first, then src, then the fp tile /
 The pipe depends on the pair: Mat -> Left/Right/Bias is MTE1, Mat -> Scaling, Acc -> Mat/Vec and
 Vec -> Mat are FIX, Vec -> Vec is V; each entry gives the pipe of its main use and says so in a note.
 """
-from ..schema import DST, SRC, TMP, Instr, Operand, Param, both, per_soc
+from ..schema import PipeRule, DST, SRC, TMP, Instr, Operand, Param, both, per_soc
 
 
 def _dt(spec: str, tail: tuple = ()) -> tuple[tuple, ...]:
@@ -55,7 +55,10 @@ INSTRUCTIONS = (
            Operand("src", locs=("Mat", "Acc", "Vec"), group=None), _PREQUANT, _ROW0, _COL0),
           {"a2a3": _dt(" ".join((_CUBE_A2A3, _ACC_A2A3, _QUANT_A2A3)), (None, None, None)),
            "a5": _dt(" ".join((_CUBE_A5, _VEC, _ACC_A5, _QUANT_A5)), (None, None, None))},
-          pipe="MTE1", params=(_RELU,), domain="dst", spec_ref="5.7, 5.9 n12, 6.5",
+          pipe=PipeRule(("src", "dst"), {("Mat", "Left"): "MTE1", ("Mat", "Right"): "MTE1",
+                                         ("Mat", "ScaleLeft"): "MTE1", ("Mat", "ScaleRight"): "MTE1",
+                                         ("Acc", "Mat"): "FIX", ("Vec", "Mat"): "FIX"}, "MTE1"),
+          params=(_RELU,), domain="dst", spec_ref="5.7, 5.9 n12, 6.5",
           notes=("pipe: MTE1 for Mat -> Left/Right (and a5 Mat -> ScaleLeft/ScaleRight); FIX for "
                  "Acc -> Mat and a5 Vec -> Mat",
                  "preQuantScalar (Acc source only) comes before indexRow in the C++ overload; the "
@@ -109,7 +112,12 @@ INSTRUCTIONS = (
           {"a2a3": _dt(" ".join((_CUBE_A2A3, _VEC, _BIAS_SCALING, _ACC_A2A3, _QUANT_A2A3)),
                        (None,)),
            "a5": _dt(" ".join((_CUBE_A5, _VEC, _BIAS_SCALING, _ACC_A5, _QUANT_A5)), (None,))},
-          pipe="MTE1", params=(_RELU, _ACC2VEC), domain="src", spec_ref="5.7, 5.9 n13, 6.5",
+          pipe=PipeRule(("src", "dst"), {("Mat", "Left"): "MTE1", ("Mat", "Right"): "MTE1",
+                                         ("Mat", "Bias"): "MTE1", ("Mat", "ScaleLeft"): "MTE1",
+                                         ("Mat", "ScaleRight"): "MTE1", ("Mat", "Scaling"): "FIX",
+                                         ("Acc", "Mat"): "FIX", ("Acc", "Vec"): "FIX",
+                                         ("Vec", "Mat"): "FIX", ("Vec", "Vec"): "V"}, "MTE1"),
+          params=(_RELU, _ACC2VEC), domain="src", spec_ref="5.7, 5.9 n13, 6.5",
           notes=("pipe: MTE1 for Mat -> Left/Right/Bias; FIX for Mat -> Scaling, Acc -> Mat/Vec and "
                  "Vec -> Mat; V for Vec -> Vec",
                  "pairs: Mat -> Left/Right same type, equal Rows/Cols; Mat -> Bias Rows == 1, "

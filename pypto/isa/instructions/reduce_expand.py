@@ -24,7 +24,7 @@ _ROW_EXPAND_NOTES = (
 
 def _row_expand(name: str, opcode: int, summary: str, *notes: str) -> Instr:
     return Instr(name, opcode, "reduce_expand", summary, (DST, SRC0, SRC1), both(*_F),
-                 spec_ref="5.4, 5.9 n10", notes=_ROW_EXPAND_NOTES + notes)
+                 spec_ref="5.4, 5.9 n10", notes=_ROW_EXPAND_NOTES + notes, scratch=("a2a3",))
 
 
 def _col_expand(name: str, opcode: int, summary: str, *notes: str) -> Instr:
@@ -34,7 +34,7 @@ def _col_expand(name: str, opcode: int, summary: str, *notes: str) -> Instr:
 
 INSTRUCTIONS = (
     Instr("TROWSUM", 0x1201, "reduce_expand", "dst[i, 0] = sum over j of src[i, j]",
-          (DST, SRC, TMP), both(*_F), domain="src", spec_ref="5.4, 5.9 n9, Addendum",
+          (DST, SRC, TMP), both(*_F), domain="src", spec_ref="5.4, 5.9 n9, Addendum", seed="rowsum",
           notes=_ROW_NOTE + (
               "NPU reduces each 256-byte repeat in hardware and adds the repeats in the element "
               "type; the CPU sim accumulates f16 rows in f32 (model the NPU)",)),

@@ -107,7 +107,7 @@ INSTRUCTIONS = (
           {"a2a3": tuple((t, "u8", t, None) for t in ("i16", "u16", "i32", "u32", "f16", "f32")),
            "a5": tuple((t, "u8", t, None) for t in ("i16", "u16", "i32", "u32", "f16", "f32",
                                                      "i8", "u8"))},
-          spec_ref="5.3, 5.9 n8",
+          spec_ref="5.3, 5.9 n8", scratch=("a2a3",),
           notes=("mask bits are read per row as in TSEL",
                  "a2a3 writes hidden UB scratch at bytes [188416, 196608)",
                  "the CPU sim implements an older whole-tile select (dst, src0, src1, selectMode) "

@@ -5,7 +5,8 @@ narrows with one round-to-nearest-even. Integer results wrap on store, as the NP
 """
 from numba import njit
 
-from .floatbits import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16, f64_to_f16  # noqa: F401
+from .floatbits import (bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16,  # noqa: F401
+                        f64_to_f16, f64_to_f32)
 
 _J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
 

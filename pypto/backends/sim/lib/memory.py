@@ -1,12 +1,15 @@
-"""5.5 TLOAD / TSTORE between a GM view (5-D shape/stride, element offset) and an ND/DN tile.
+"""TLOAD / TSTORE between a GM view (5-D shape/stride, element offset) and a tile.
 
-Row-major tiles take validRow = s0*s1*s2*s3 rows of s4 elements; column-major tiles the transpose
-(pto-isa-semantics 4.2). TLOAD pads like the NPU: only the tail of the last partial 32-byte block
-of each copied row (column for DN), and only when the tile's pad value is not Null (4.3).
+A tile whose outer layout is row-major (ND, Zz, Zn) takes validRow = s0*s1*s2*s3 rows of s4
+elements; a column-major one (DN, Nz) the transpose (pto-isa-semantics 4.2). Tile elements are
+addressed through the layout descriptor, so boxed tiles load and store element by element.
+TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied row
+(column for DN), and only when the tile's pad value is not Null (4.3).
 """
 from numba import njit
 
 from . import errcodes as E
+from .layout import offset, row_dense
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -44,18 +47,19 @@ def _copy(dst, src, n):
 
 
 @njit(inline="always", **_J)
-def _transfer(to_tile, tile, trs, tcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
+def _transfer(to_tile, tile, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
     """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM.
     GM row (i0, i1, i2, i3) is tile row ((i0*s1 + i1)*s2 + i2)*s3 + i3 for a row-major tile; a
-    column-major tile takes the transpose (pto-isa-semantics 4.2). Inlined, so each caller's
-    constant direction prunes the other branch."""
+    column-major tile takes the transpose. Inlined, so each caller's constant direction prunes
+    the other branch."""
+    dense = rowmajor and row_dense(lay) and t4 == 1
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
                 for i3 in range(s3):
                     g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
-                    if rowmajor and tcs == 1 and t4 == 1:
-                        base = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * trs
+                    if dense:
+                        base = offset(lay, ((i0 * s1 + i1) * s2 + i2) * s3 + i3, 0)
                         if to_tile:
                             _copy(tile[base:base + s4], gm[g:g + s4], s4)
                         else:
@@ -63,9 +67,9 @@ def _transfer(to_tile, tile, trs, tcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0
                         continue
                     for i4 in range(s4):
                         if rowmajor:
-                            t = (((i0 * s1 + i1) * s2 + i2) * s3 + i3) * trs + i4 * tcs
+                            t = offset(lay, ((i0 * s1 + i1) * s2 + i2) * s3 + i3, i4)
                         else:
-                            t = i3 * trs + (((i0 * s1 + i1) * s2 + i2) * s4 + i4) * tcs
+                            t = offset(lay, i3, ((i0 * s1 + i1) * s2 + i2) * s4 + i4)
                         if to_tile:
                             tile[t] = gm[g + i4 * t4]
                         else:
@@ -73,27 +77,26 @@ def _transfer(to_tile, tile, trs, tcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0
 
 
 @njit(**_J)
-def tload(dst, drs, dcs, vr, vc, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
+def tload(dst, vr, vc, lay, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
           gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
     if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    _transfer(True, dst, drs, dcs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    _transfer(True, dst, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
     if pad_on:
         if rowmajor:
             end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
             for r in range(vr):
                 for c in range(vc, end):
-                    dst[r * drs + c * dcs] = pad
+                    dst[offset(lay, r, c)] = pad
         else:
             end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
             for c in range(vc):
                 for r in range(vr, end):
-                    dst[r * drs + c * dcs] = pad
+                    dst[offset(lay, r, c)] = pad
 
 
 @njit(**_J)
-def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4,
-           src, srs, scs, vr, vc, rowmajor, err):
+def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, rowmajor, err):
     if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    _transfer(False, src, srs, scs, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    _transfer(False, src, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)

@@ -1,0 +1,89 @@
+"""Run-time checks for facts the tracer could not decide (dynamic shapes, valid regions,
+addresses, runtime scalars); each writes the error record and leaves everything else alone."""
+from numba import njit
+
+from . import errcodes as E
+
+_J = dict(cache=True, error_model="numpy", nogil=True)
+
+
+@njit(**_J)
+def bound(k, value, limit, err):
+    """0 <= value <= limit (a GM view bound), else GM_BOUNDS."""
+    if value < 0 or value > limit:
+        err[0] = E.GM_BOUNDS
+        err[1] = k
+        err[2] = value
+        err[3] = limit
+
+
+@njit(**_J)
+def set_valid(rows, cols, cap_rows, cap_cols, err):
+    if rows < 0 or cols < 0 or rows > cap_rows or cols > cap_cols:
+        err[0] = E.SET_VALID
+        err[1] = rows
+        err[2] = cols
+        err[3] = cap_rows
+        err[4] = cap_cols
+
+
+@njit(**_J)
+def assign(addr, nbytes, capacity, align, err):
+    if addr < 0:
+        err[0] = E.ASSIGN_NEG
+        err[1] = addr
+    elif addr % align != 0:
+        err[0] = E.ASSIGN_ALIGN
+        err[1] = addr
+        err[2] = align
+    elif addr + nbytes > capacity:
+        err[0] = E.ASSIGN_CAP
+        err[1] = addr
+        err[2] = nbytes
+        err[3] = capacity
+
+
+@njit(**_J)
+def int_scalar(k, value, lo, hi, err):
+    """A runtime integer scalar must fit the element type it is converted to."""
+    if value < lo or value > hi:
+        err[0] = E.SCALAR_RANGE
+        err[1] = k
+        err[2] = value
+        err[3] = lo
+        err[4] = hi
+
+
+@njit(**_J)
+def float_scalar(k, value, limit, err):
+    """A finite runtime float scalar must not overflow the element type (|value| <= limit,
+    the first magnitude that rounds to infinity)."""
+    if abs(value) >= limit and abs(value) != float("inf"):
+        err[0] = E.SCALAR_INF
+        err[1] = k
+
+
+@njit(inline="always", **_J)
+def covers(k, svr, svc, dvr, dvc, err):
+    """Source k's valid region must contain dst's, else SRC_VALID."""
+    if svr < dvr or svc < dvc:
+        err[0] = E.SRC_VALID
+        err[1] = k
+        err[2] = svr
+        err[3] = svc
+        err[4] = dvr
+        err[5] = dvc
+        return False
+    return True
+
+
+@njit(inline="always", **_J)
+def same_rows(k, svr, dvr, err):
+    """Row reductions: the source's valid rows equal dst's, else VALID_ROWS."""
+    if svr != dvr:
+        err[0] = E.VALID_ROWS
+        err[1] = k
+        err[2] = svr
+        err[3] = dvr
+        return False
+    return True

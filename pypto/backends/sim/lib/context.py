@@ -1,0 +1,18 @@
+"""Numba side of the per-launch runtime context (backends/sim/context.py): the event buffer.
+
+``ev`` is an int64 array of shape (capacity + 1, 4); row 0 holds the count of events written,
+rows 1.. one event each: (site id, block, pipe code, per-block sequence number). Events past
+the capacity are counted but dropped.
+"""
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def record(ev, site, block, pipe, seq):
+    n = ev[0, 0] + 1
+    ev[0, 0] = n
+    if n < ev.shape[0]:
+        ev[n, 0] = site
+        ev[n, 1] = block
+        ev[n, 2] = pipe
+        ev[n, 3] = seq

@@ -1,0 +1,97 @@
+"""Loop templates of the elementwise families, instantiated per (scalar op, element codec).
+
+Every tile operand is (storage, valid rows, valid cols, layout descriptor) and is addressed
+through ``layout.offset``, with a fast path when every operand's rows are dense (ND). The loops
+run over dst's valid region; each source's valid region must cover it (``checks.covers``).
+An instance is a real module, written once into the kernel cache directory, so numba caches it
+on disk like any kernel: the scalar op and codec are module-level names that numba inlines (a
+function-typed argument would stop both inlining and caching).
+"""
+from __future__ import annotations
+
+import hashlib
+
+# codec name -> (load: stored bits -> compute type, store: compute type -> stored bits)
+CODECS = {
+    "native": ("ident", "ident"),              # f32 and integers compute in their own type
+    "f16": ("f16_to_f32", "f32_to_f16"),       # f16 / bf16 compute in f32, one rounding back
+    "bf16": ("bf16_to_f32", "f32_to_bf16"),
+    "f32w": ("ident", "f64_to_f32"),           # ops computed in f64, rounded once to the type
+    "f16w": ("f16_to_f32", "f64_to_f16"),
+    "bf16w": ("bf16_to_f32", "f64_to_bf16"),
+}
+
+_HEADER = """\
+from numba import njit
+from pypto.backends.sim.lib.checks import covers
+from pypto.backends.sim.lib.layout import offset, row_base, row_dense
+from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
+from {opmod} import {op} as op
+
+_J = dict(cache=True, error_model="numpy", nogil=True)
+"""
+
+FORMS = {
+    "binary": """
+@njit(**_J)
+def binary(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, err):
+    if not covers(1, avr, avc, dvr, dvc, err) or not covers(2, bvr, bvc, dvr, dvc, err):
+        return
+    if row_dense(dl) and row_dense(al) and row_dense(bl):
+        for r in range(dvr):
+            d0 = row_base(dl, r)
+            a0 = row_base(al, r)
+            b0 = row_base(bl, r)
+            for c in range(dvc):
+                dst[d0 + c] = st(op(ld(a[a0 + c]), ld(b[b0 + c])))
+    else:
+        for r in range(dvr):
+            for c in range(dvc):
+                dst[offset(dl, r, c)] = st(op(ld(a[offset(al, r, c)]), ld(b[offset(bl, r, c)])))
+""",
+    "scalar": """
+@njit(**_J)
+def scalar(dst, dvr, dvc, dl, a, avr, avc, al, s, err):
+    if not covers(1, avr, avc, dvr, dvc, err):
+        return
+    if row_dense(dl) and row_dense(al):
+        for r in range(dvr):
+            d0 = row_base(dl, r)
+            a0 = row_base(al, r)
+            for c in range(dvc):
+                dst[d0 + c] = st(op(ld(a[a0 + c]), s))
+    else:
+        for r in range(dvr):
+            for c in range(dvc):
+                dst[offset(dl, r, c)] = st(op(ld(a[offset(al, r, c)]), s))
+""",
+    "unary": """
+@njit(**_J)
+def unary(dst, dvr, dvc, dl, a, avr, avc, al, err):
+    if not covers(1, avr, avc, dvr, dvc, err):
+        return
+    if row_dense(dl) and row_dense(al):
+        for r in range(dvr):
+            d0 = row_base(dl, r)
+            a0 = row_base(al, r)
+            for c in range(dvc):
+                dst[d0 + c] = st(op(ld(a[a0 + c])))
+    else:
+        for r in range(dvr):
+            for c in range(dvc):
+                dst[offset(dl, r, c)] = st(op(ld(a[offset(al, r, c)])))
+""",
+}
+
+
+def source(form: str, opmod: str, op: str, codec: str) -> str:
+    ld, st = CODECS[codec]
+    return _HEADER.format(ld=ld, st=st, opmod=opmod, op=op) + FORMS[form]
+
+
+def instance(form: str, opmod: str, op: str, codec: str) -> tuple[str, str, str]:
+    """(module source, module name prefix, function name) of one instantiation; the sim's
+    compile step writes and imports it (see backends/sim/compile.py)."""
+    src = source(form, opmod, op, codec)
+    tag = hashlib.sha256(opmod.encode()).hexdigest()[:6]
+    return src, f"ew_{form}_{op}_{codec}_{tag}", form

@@ -1,0 +1,50 @@
+"""Resolve each instruction's pipe, core kind and effects from the ISA table and the SoC.
+
+The hazard checker, flag insertion, the cost model and the C++ emitter all read these three
+facts from the IR node rather than working them out again.
+"""
+from __future__ import annotations
+
+from ..isa import TABLE
+from ..isa.schema import CORE_OF_LOC
+from . import registry
+from .nodes import Effect, GmView, InstrNode, Kernel, TileVar, walk
+
+
+def effects_of(node: InstrNode, soc) -> tuple[Effect, ...]:
+    """What ``node`` reads and writes: operands by role and region, plus hidden scratch."""
+    spec = TABLE[node.name]
+    out: list[Effect] = []
+    for i, (o, x) in enumerate(zip(spec.operands, node.operands)):
+        if isinstance(x, TileVar):
+            region = o.region
+        elif isinstance(x, GmView):
+            region = "view"
+        else:
+            continue
+        if o.reads:
+            out.append(Effect("read", i, region))
+        if o.writes:
+            out.append(Effect("write", i, region))
+    if soc.name in spec.scratch and soc.ub_scratch is not None:
+        out.append(Effect("write", None, "scratch", "Vec", soc.ub_scratch))
+    unit = registry.get(node.name)
+    if unit is not None and unit.effects is not None:
+        out.extend(unit.effects(node, soc))
+    return tuple(out)
+
+
+def annotate_node(node: InstrNode, soc) -> None:
+    spec = TABLE[node.name]
+    locs = {o.name: x.type.loc for o, x in zip(spec.operands, node.operands) if isinstance(x, TileVar)}
+    node.pipe = spec.pipe_on(soc.name, locs)
+    cores = {CORE_OF_LOC[loc] for loc in locs.values()}
+    node.core = cores.pop() if len(cores) == 1 else ("AIC" if "AIC" in cores else None)
+    node.effects = effects_of(node, soc)
+
+
+def annotate(k: Kernel, soc) -> None:
+    """The pass: pipe, core kind and effects on every instruction node."""
+    for s in walk(k.body):
+        if isinstance(s, InstrNode):
+            annotate_node(s, soc)

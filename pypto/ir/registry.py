@@ -1,0 +1,99 @@
+"""The door every instruction's implementation comes through: one ``Unit`` per instruction.
+
+A unit holds what pypto knows about an instruction beyond its ISA table entry: static checks,
+the simulator lowering (and so its numba implementation), the whole-tensor form ``load_insn``
+wraps it in, and, later, its C++ emission rule. The built-in units live in ``pypto.units`` (one
+module per instruction or family) and register on first use; instructions defined at run time
+(IDL) call ``register`` the same way. Every list of names is derived from here.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import PtoError
+from ..isa import TABLE
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Everything about one instruction that is code, not fact.
+
+    check(node, soc): static checks beyond the table's generic ones (raise a PtoError).
+    sim(node, soc) -> list of calls: the simulator lowering; None = not simulated.
+    sim_params(params) -> reason or None: mode parameters the simulator cannot honour.
+    seed: the load_insn whole-tensor form ("binary", "scalar", "unary", "rowreduce", "cast").
+    seed_params: mode parameters load_insn passes through (e.g. TCVT's rmode, satMode).
+    effects(node, soc) -> extra Effects beyond the table's (e.g. scratch used only in one mode).
+    emit: the C++ emission rule (the NPU backend's).
+    """
+    name: str
+    check: Callable[[Any, Any], None] | None = None
+    sim: Callable[[Any, Any], list] | None = None
+    sim_params: Callable[[dict], str | None] | None = None
+    seed: str | None = None
+    seed_params: tuple[str, ...] = ()
+    effects: Callable[[Any, Any], tuple] | None = None
+    emit: Callable[..., str] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+_UNITS: dict[str, Unit] = {}
+_LOCK = threading.RLock()
+_loaded = False
+
+
+def register(unit: Unit, *, replace: bool = False) -> Unit:
+    """Add a unit. Its name must be in the ISA table; registering a name twice is an error
+    unless ``replace`` (a deliberate override, e.g. by a test or an IDL reload)."""
+    if unit.name not in TABLE:
+        raise PtoError(f"cannot register {unit.name}: it is not in the ISA table",
+                       rule="a unit implements an instruction of pypto.isa.TABLE",
+                       fix="add the table entry first (pypto/isa/instructions/)")
+    with _LOCK:
+        if unit.name in _UNITS and not replace:
+            raise PtoError(f"instruction {unit.name} is registered twice",
+                           rule="one instruction, one unit", fix="pass replace=True to override")
+        _UNITS[unit.name] = unit
+    return unit
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    with _LOCK:
+        if not _loaded:
+            importlib.import_module("pypto.units")     # the built-in units register themselves
+            _loaded = True
+
+
+def get(name: str) -> Unit | None:
+    """The unit of ``name``, or None when only its table entry exists."""
+    _ensure_loaded()
+    return _UNITS.get(name)
+
+
+def units() -> dict[str, Unit]:
+    _ensure_loaded()
+    return dict(_UNITS)
+
+
+def simulated() -> list[str]:
+    """Instructions the simulator runs, in table order."""
+    _ensure_loaded()
+    return [n for n in TABLE if n in _UNITS and _UNITS[n].sim is not None]
+
+
+def status(name: str) -> tuple[bool, str]:
+    """(simulated?, why not) for a table entry; the reason comes from pypto.units.pending."""
+    u = get(name)
+    if u is not None and u.sim is not None:
+        return True, ""
+    from ..units.pending import reason      # data: why each family is not simulated yet
+    return False, reason(name)
+
+
+__all__ = ["Unit", "register", "get", "units", "simulated", "status"]

@@ -1,0 +1,27 @@
+"""Why an instruction of the table is not simulated yet: one reason per family, as data.
+
+``registry.status`` reads this for every table entry without a simulator lowering, so the
+`pypto info` listing, NotSimulatedError messages and the table-coverage test all say the same.
+"""
+from __future__ import annotations
+
+from ..isa import TABLE
+
+BY_CATEGORY = {
+    "elementwise": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
+    "tile_scalar": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
+    "reduce_expand": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
+    "complex": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
+    "memory": "GM gather/scatter, prefetch and quantising stores come with the vector-ISA and "
+              "matrix issues (issues 7 and 8)",
+    "matmul": "the matrix (cube) path comes with the matrix issue (issue 8)",
+    "movement": "moves between memory spaces and fractal layouts come with the matrix issue (issue 8)",
+    "sync": "img2col and compute-mode state come with the matrix issue (issue 8)",
+    "comm": "communication between devices comes with the many-devices issue (issue 14)",
+    "intrinsic": "tile FIFOs between cube and vector cores come with the matrix issue (issue 8)",
+}
+
+
+def reason(name: str) -> str:
+    spec = TABLE[name]
+    return BY_CATEGORY.get(spec.category, "not built yet")

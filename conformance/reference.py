@@ -38,20 +38,29 @@ Rules implemented here (the conformance suite compares pypto bit for bit against
   +inf, underflow keeps subnormals, exp(-inf) = +0). A NaN input gives that NaN, quieted. This is
   pypto's choice: the real NPU exp is an approximation good to a few ulp, so comparisons against
   an NPU need an ulp tolerance; the simulator is compared with this rule bit for bit.
-* TROWSUM (f16, f32): ``dst[i, 0] = sum_j src[i, j]`` over the **src** valid region, in this
-  order (pypto's model of the NPU; section 5.4 n9 and the Addendum): the valid columns of a row
-  are cut into 256-byte repeats (64 f32 / 128 f16 elements, the last one possibly partial).
-  Each repeat is summed in float32 (f16 elements widened exactly) by a pairwise tree over
-  adjacent elements: a level holding v[0..n) becomes ``[v[0]+v[1], v[2]+v[3], ...]``, and when
-  n is odd the last element v[n-1] is appended unchanged at the end of the next level; levels
-  repeat until one value is left (each ``+`` is one float32 addition, nearest even).
-  Equivalently tree(v) = v[0] for n = 1, else tree(v[:m]) + tree(v[m:]) with m = 2**(ceil(log2
-  n) - 1), the largest power of two below n. The repeat's value is rounded once to the element
-  type; the repeat sums s0, s1, ... are then added left to right in the element type, each
-  addition computed in f32 and rounded once: ``acc = s0; acc = T(f32(acc) + f32(s1)); ...``.
-  So an f16 row [2048, 1, 1, 1] gives (2048 + 1) + (1 + 1) = 2051 in f32, rounded to 2052. An
-  empty valid region (validRow or validCol 0) writes nothing. The NaN bit pattern of a NaN sum
-  is left open (``with_loose``); a row of -0.0 sums to -0.0.
+* TROWSUM (f16, f32): ``dst[i, 0] = sum_j src[i, j]`` over the **src** valid region. The order
+  is per SoC (pypto's model of each SoC's code; section 5.4 n9 and the Addendum; the hardware's
+  in-repeat order is not documented). Building blocks: a *repeat* is 256 bytes, n = 64 f32 or
+  128 f16 elements. ``tree(v)``: pairwise sum in float32 (f16 elements widened exactly) over
+  adjacent elements, a level v[0..m) becoming ``[v[0]+v[1], v[2]+v[3], ...]``; when m is odd the
+  last element moves up a level unchanged (appended at the end of the next level); repeated until
+  one value is left (each ``+`` one float32 addition, nearest even), then rounded **once** to the
+  element type. Equivalently tree(v) = v[0] for m = 1, else tree(v[:h]) + tree(v[h:]) with h the
+  largest power of two below m. ``round_elem(a + b)``: one f32 addition rounded to the element
+  type. For a row with V valid columns, F = V // n full repeats and rem = V % n:
+
+  - a2a3 (vector lanes first): if V <= n, the result is tree(row[0:V]). Otherwise
+    ``lanes[0:n] = row[0:n]``; if V >= 2n, ``lanes[k] = round_elem(lanes[k] + row[n + k])`` for
+    k < n; then the partial tail: ``lanes[k] = round_elem(lanes[k] + row[F*n + k])`` for k < rem;
+    then for i = 2 .. F-1: ``lanes[k] = round_elem(lanes[k] + row[i*n + k])``; the result is
+    tree(lanes[0:n]). Note the tail is added **before** repeats 2 .. F-1.
+  - a5 (repeats first): ``acc = +0.0``; for each repeat j (the last may be partial):
+    ``part = tree(row[j*n : min((j+1)*n, V)])`` (rounded to the element type), then
+    ``acc = round_elem(acc + part)``. So a row of -0.0 sums to +0.0 on a5 (and to -0.0 on a2a3).
+
+  So an f16 row [2048, 1, 1, 1] gives (2048 + 1) + (1 + 1) = 2051 in f32, rounded to 2052 on both
+  SoCs. An empty valid region (validRow or validCol 0) writes nothing. The NaN bit pattern of a
+  NaN sum is left open (``with_loose``). ``rowsum(..., soc="a2a3")`` is the default.
 * TCVT (``cast``): legal (src, dst) pairs per SoC in ``CVT_LEGAL``; anything else is an error.
   Round modes: CAST_RINT nearest even, CAST_ROUND nearest with ties away from zero, CAST_FLOOR,
   CAST_CEIL, CAST_TRUNC (toward zero), CAST_ODD (truncate toward zero, then set the last
@@ -66,17 +75,18 @@ Rules implemented here (the conformance suite compares pypto bit for bit against
   stay exact.
   Saturation: f16->u8, f16->i8, f32->i16, f16->i16, i64->i32 and i32->i16 default to OFF, every
   other pair to ON. An explicit ``sat`` is honoured on a2a3 only for those six pairs (the others
-  stay ON), on a5 for every pair. Integer destination: ON clamps to [min, max]; OFF keeps the low
-  bits (two's complement) of the exactly rounded integer, however large (f16 300 -> i8 = 44;
-  this covers int -> int too, e.g. a5 i16 -1 -> u32 is 0 by default, 0xFFFFFFFF with OFF);
-  in both modes NaN -> 0 and +-inf -> max / min (pypto's choice: the NPU leaves NaN/inf
-  unspecified). f16, bf16 and fp8 destinations: ON turns a finite value whose rounded result
-  overflows, and +-inf, into +-max finite, and NaN into +0 (Ascend saturation mode); OFF is IEEE
+  stay ON), on a5 for every pair except f32->e4m3 and f32->e5m2 (no control bit there: the
+  default, ON, always applies). Integer destination: ON clamps to [min, max] and +-inf -> max /
+  min; OFF keeps the low bits (two's complement) of the exactly rounded integer, however large
+  (f16 300 -> i8 = 44; this covers int -> int too, e.g. a5 i16 -1 -> u32 is 0 by default,
+  0xFFFFFFFF with OFF), and +-inf -> 0 (the NPU's test data); NaN -> 0 in both modes (pypto's
+  choice: the NPU leaves NaN unspecified). f16, bf16 and fp8 destinations: ON turns a finite
+  value whose rounded result overflows, and +-inf, into +-max finite, and NaN into +0 (Ascend
+  saturation mode); OFF (reachable for f16 and bf16 only, since fp8 is always ON) is IEEE
   (overflow per the rounding direction: to +-inf for nearest / away from zero, to +-max finite
-  toward zero; inf stays inf; e4m3, which has no inf, gives NaN instead of inf). f32
-  destinations never saturate. NaN -> NaN keeps the sign and the top payload bits and sets the
-  quiet bit (e4m3's single NaN widens to the default quiet NaN with its sign). ``cast_rule``
-  gives the effective (rounding, saturation) of a call.
+  toward zero; inf stays inf). f32 destinations never saturate. NaN -> NaN keeps the sign and
+  the top payload bits and sets the quiet bit (e4m3's single NaN widens to the default quiet NaN
+  with its sign). ``cast_rule`` gives the effective (rounding, saturation) of a call.
 """
 from __future__ import annotations
 
@@ -475,9 +485,42 @@ def tree_sum_f32(v: np.ndarray) -> np.float32:
     return v[0]
 
 
+SOCS = ("a2a3", "a5")
+
+
+def _rowsum_a2a3(row: np.ndarray, n: int, dt: np.dtype) -> np.ndarray:
+    """a2a3 order for one row (float32 values of the element type): lanes first, then a tree."""
+    v = row.size
+    if v <= n:
+        return _from_f32(np.array([tree_sum_f32(row)], dtype=F32), dt)
+    full, rem = divmod(v, n)
+    lanes = row[:n].copy()
+
+    def fold(k: int, start: int) -> None:       # lanes[:k] = round_elem(lanes[:k] + row[start:])
+        lanes[:k] = _from_f32(lanes[:k] + row[start:start + k], dt).astype(F32)
+
+    if full >= 2:
+        fold(n, n)
+    if rem:
+        fold(rem, full * n)                     # the tail goes in before repeats 2 .. F-1
+    for i in range(2, full):
+        fold(n, i * n)
+    return _from_f32(np.array([tree_sum_f32(lanes)], dtype=F32), dt)
+
+
+def _rowsum_a5(row: np.ndarray, n: int, dt: np.dtype) -> np.ndarray:
+    """a5 order for one row: tree each repeat, add the repeat sums onto +0 in the element type."""
+    acc = _from_f32(np.zeros(1, dtype=F32), dt)
+    for j in range(0, row.size, n):
+        part = _from_f32(np.array([tree_sum_f32(row[j:j + n])], dtype=F32), dt)
+        acc = _from_f32(acc.astype(F32) + part.astype(F32), dt)
+    return acc
+
+
 def rowsum(src: np.ndarray, valid_rows: int | None = None, valid_cols: int | None = None,
-           dtype: Any = None, *, with_loose: bool = False):
-    """TROWSUM reference over the src valid region ``[:valid_rows, :valid_cols]`` (see header).
+           dtype: Any = None, *, soc: str = "a2a3", with_loose: bool = False):
+    """TROWSUM reference on ``soc`` over the src valid region ``[:valid_rows, :valid_cols]`` (see
+    the header for each SoC's order).
 
     Returns the ``valid_rows x 1`` column written to ``dst[:valid_rows, 0:1]``; when the valid
     region is empty nothing is written and the result has shape ``(0, 1)``. With
@@ -487,6 +530,8 @@ def rowsum(src: np.ndarray, valid_rows: int | None = None, valid_cols: int | Non
     dt = np_dtype(dtype) if dtype is not None else src.dtype
     if dt not in (F16, F32) or src.dtype != dt:
         raise TypeError(f"TROWSUM takes f16 or f32 tiles, got {src.dtype}")
+    if soc not in SOCS:
+        raise ValueError(f"unknown SoC {soc!r}")
     if src.ndim != 2:
         raise ValueError("TROWSUM takes a 2-D tile")
     vr = src.shape[0] if valid_rows is None else int(valid_rows)
@@ -497,15 +542,11 @@ def rowsum(src: np.ndarray, valid_rows: int | None = None, valid_cols: int | Non
         out = np.zeros((0, 1), dtype=dt)
         return (out, np.zeros((0, 1), dtype=bool)) if with_loose else out
     per = REPEAT_BYTES // dt.itemsize
+    one_row = _rowsum_a5 if soc == "a5" else _rowsum_a2a3
     out = np.empty((vr, 1), dtype=dt)
     with np.errstate(all="ignore"):
         for i in range(vr):
-            row = src[i, :vc].astype(F32)
-            acc = None
-            for j in range(0, vc, per):
-                s = _from_f32(np.array([tree_sum_f32(row[j:j + per])], dtype=F32), dt)
-                acc = s if acc is None else _from_f32(acc.astype(F32) + s.astype(F32), dt)
-            out[i, 0] = acc[0]
+            out[i, 0] = one_row(src[i, :vc].astype(F32), per, dt)[0]
     loose = np.isnan(out.astype(F32))
     return (out, loose) if with_loose else out
 
@@ -590,6 +631,8 @@ def cast_rule(src_dtype: Any, dst_dtype: Any, soc: str = "a2a3", rmode: Any = "C
     if soc == "a5" and d in (E4M3, E5M2):
         mode = "RINT"
     default_off = pair in CVT_SAT_OFF_PAIRS
+    if soc == "a5" and d in (E4M3, E5M2):
+        sat_name = None                   # no saturation control bit: the default (ON) applies
     if sat_name is None or (soc == "a2a3" and not default_off):
         saturate = not default_off
     else:
@@ -703,6 +746,8 @@ def _cast_one(v: Any, sbits: int, src: np.dtype, dst: np.dtype, mode: str, satur
         if special == "nan":
             return 0
         if special == "inf":
+            if not saturate:
+                return 0                  # wrap mode: +-inf -> 0
             return int(info.min) if neg else int(info.max)
         q = _round_shift(n, k, mode, neg)
         q = -q if neg else q

@@ -177,62 +177,203 @@ def _tree_recursive(v):
     return np.float32(_tree_recursive(v[:m]) + _tree_recursive(v[m:]))
 
 
-def test_rowsum_hand_examples():
+def _row(n, fill, dtype, at=()):
+    """A 1 x n row of ``fill`` with ``(index, value)`` pairs placed at ``at``."""
+    r = np.full((1, n), fill, dtype)
+    for i, v in at:
+        r[0, i] = v
+    return r
+
+
+def _rs(row, soc, **kw):
+    return float(ref.rowsum(row, soc=soc, **kw)[0, 0])
+
+
+def test_rowsum_short_rows_same_on_both_socs():
+    """At most one repeat: a tree on a2a3, +0 + tree on a5 (the same unless the sum is -0)."""
     t = 2.0 ** 24
-    # f16 [2048, 1, 1, 1]: (2049 + 2) = 2051 in f32 -> f16 tie -> 2052 (exact sum 2051)
-    assert ref.rowsum(np.array([[2048, 1, 1, 1]], np.float16))[0, 0] == 2052
-    # two f16 repeats: 128 ones -> 128, then [2048, 1, 1, 1] -> 2052; 128 + 2052 = 2180
+    for soc in ref.SOCS:
+        # f16 [2048, 1, 1, 1]: (2049 + 2) = 2051 in f32 -> f16 tie -> 2052 (exact sum 2051)
+        assert _rs(np.array([[2048, 1, 1, 1]], np.float16), soc) == 2052
+        # f32 [2^24, 1, 1, 1] -> (2^24 + 1 -> 2^24) + 2 = 2^24 + 2; sequential would give 2^24
+        assert _rs(np.array([[t, 1, 1, 1]], np.float32), soc) == t + 2
+        # odd count: the last element is carried up: (2^24 + 1) + 1 -> 2^24
+        assert _rs(np.array([[t, 1, 1]], np.float32), soc) == t
+        # [2^24, 1, 1, 1, 1]: [2^24, 2, 1] -> [2^24 + 2, 1] -> 2^24 + 3 -> tie -> 2^24 + 4
+        assert _rs(np.array([[t, 1, 1, 1, 1]], np.float32), soc) == t + 4
+        # a repeat is summed in f32 and then rounded to f16: 128 x 1024 = 131072 -> inf
+        assert np.isposinf(_rs(np.full((1, 128), 1024, np.float16), soc))
+        # ... but inside the repeat there is no f16 overflow: 60000 + 60000 - 60000 in f32
+        assert _rs(np.array([[60000, 60000, -60000, 0]], np.float16), soc) == 60000
+        # a full f32 repeat of 64 ones with 2^24 first: 2^24 + 62 (the first pair loses a 1)
+        assert _rs(_row(64, 1, np.float32, [(0, t)]), soc) == t + 62
+
+
+def test_rowsum_f32_200_ones_and_one_big():
+    """f32, V = 200 = 3 full repeats + a tail of 8, all ones but one 2^24 at ``p``; exact 2^24+199.
+
+    a2a3: lanes = r0 (+ r1), + tail (lanes 0..7), + r2, then a tree of the 64 lanes: lanes that
+    meet 2^24 after an odd count lose a 1 at each addition (2^24 + 1 ties to 2^24), lanes that
+    meet it at an even partial sum keep everything and round the final +3 up to +4.
+    a5: each repeat is treed (the one holding 2^24 gives 2^24 + 62), then +0 + 64 + ... exactly.
+    """
+    t = 2.0 ** 24
+    a2a3 = {
+        0: t + 196,     # lane 0: t, +1 (r1) -> t, +1 (tail) -> t, +1 (r2) -> t; lanes 1..7: 4,
+                        # lanes 8..63: 3 -> tree t + 4*7 + 3*56 = t + 196 (every level exact)
+        64: t + 196,    # lane 0: 1 + t -> t (tie to even), then as above
+        130: t + 200,   # lane 2: 1, 2, 3 (tail), + t = t + 3 -> t + 4; tree adds 196 exactly
+        192: t + 200,   # lane 0: 2, + t (tail) = t + 2, +1 (r2) -> t + 4
+        199: t + 200,   # lane 7: 2, + t (tail) = t + 2, +1 (r2) -> t + 4
+    }
+    for p, e in a2a3.items():
+        row = _row(200, 1, np.float32, [(p, t)])
+        assert _rs(row, "a2a3") == e, p
+        assert _rs(row, "a5") == t + 198, p       # (t + 62) + 64 + 64 + 8 in some order
+    # the tail repeat holding 2^24: [1 x 7, t] -> [2, 2, 2, t + 1 -> t] -> [4, t + 2] -> t + 6
+    assert _rs(_row(200, 1, np.float32, [(199, t)]), "a5") == t + 198
+    # only the first 64 columns valid: one repeat, a single tree on both SoCs
+    for soc in ref.SOCS:
+        assert _rs(_row(200, 1, np.float32, [(0, t)]), soc, valid_cols=64) == t + 62
+
+
+def test_rowsum_f16_three_repeats_and_a_tail():
+    """f16, V = 389 = 3 x 128 + 5, ones with one 2048 (f16 spacing 2 from 2048 on); exact 2436."""
+    row = _row(389, 1, np.float16, [(0, 2048)])
+    # a2a3: lane 0: 2048 + 1 -> 2049 -> tie -> 2048 at each of the three f16 additions; lanes
+    # 1..4: 4, lanes 5..127: 3; tree 2048 + 16 + 369 = 2433 in f32 -> f16 tie -> 2432
+    assert _rs(row, "a2a3") == 2432
+    # a5: repeat 0 = 2048 + 127 = 2175 -> tie -> 2176; + 128 + 128 = 2432 exactly; + 5 = 2437
+    # -> tie -> 2436
+    assert _rs(row, "a5") == 2436
+    # the 2048 in the tail instead: a2a3 lane 0 = 1 + 1 + 2048 -> 2050, + 1 -> 2051 -> 2052;
+    # lanes 1..4: 4, 5..127: 3 -> 2052 + 385 = 2437 -> 2436. a5: 128 * 3 = 384, tail
+    # [2048, 1, 1, 1, 1] -> 2052, 384 + 2052 = 2436
+    row = _row(389, 1, np.float16, [(384, 2048)])
+    assert _rs(row, "a2a3") == 2436 and _rs(row, "a5") == 2436
+    # the 2048 in repeat 2: a2a3 lane 0: 2, 3 (tail), + 2048 = 2051 -> 2052, tree 2052 + 385
+    # -> 2436; a5: 128 + 128 + (2048 + 127 -> 2176) = 2432, + 5 -> 2436
+    row = _row(389, 1, np.float16, [(256, 2048)])
+    assert _rs(row, "a2a3") == 2436 and _rs(row, "a5") == 2436
+
+
+def test_rowsum_two_repeats_differ_by_soc():
+    # f16 V = 132: a2a3 lanes = 128 ones, tail [2048, 1, 1, 1] into lanes 0..3 -> [2049 -> 2048,
+    # 2, 2, 2], tree 2048 + 6 + 124 = 2178; a5: 128 + (2048 + 3 = 2051 -> 2052) = 2180
     row = np.array([[1.0] * 128 + [2048, 1, 1, 1]], np.float16)
-    assert ref.rowsum(row)[0, 0] == 2180
-    # f32: [2^24, 1, 1, 1] -> (2^24 + 1 -> 2^24) + 2 = 2^24 + 2; sequential would give 2^24
-    assert ref.rowsum(np.array([[t, 1, 1, 1]], np.float32))[0, 0] == t + 2
-    # odd count: the last element is carried up: (2^24 + 1) + 1 -> 2^24
-    assert ref.rowsum(np.array([[t, 1, 1]], np.float32))[0, 0] == t
-    # [2^24, 1, 1, 1, 1]: [2^24, 2, 1] -> [2^24 + 2, 1] -> 2^24 + 3 -> tie -> 2^24 + 4
-    assert ref.rowsum(np.array([[t, 1, 1, 1, 1]], np.float32))[0, 0] == t + 4
-    # two f32 repeats: 2^24 + 2, then 3: 2^24 + 5 -> tie -> 2^24 + 4 (exact 2^24 + 6)
+    assert _rs(row, "a2a3") == 2178 and _rs(row, "a5") == 2180
+    # f32 V = 67: [2^24, 1, 1, 1, 0 ...] then three ones: a2a3 lanes [2^24 (the +1 ties down), 2,
+    # 2, 1, 0 ...] -> tree 2^24 + 5 -> tie -> 2^24 + 4; a5: (2^24 + 2) + 3 -> 2^24 + 4 as well
+    t = 2.0 ** 24
     row = np.zeros((1, 67), np.float32)
     row[0, :4] = [t, 1, 1, 1]
     row[0, 64:] = 1
-    assert ref.rowsum(row)[0, 0] == t + 4
-    # a repeat is summed in f32 and then rounded to f16: 128 x 1024 = 131072 -> inf
-    assert np.isposinf(ref.rowsum(np.full((1, 128), 1024, np.float16))[0, 0])
-    # ... but inside the repeat there is no f16 overflow: 60000 + 60000 - 60000 in f32
-    assert ref.rowsum(np.array([[60000, 60000, -60000, 0]], np.float16))[0, 0] == 60000
-    # two repeats of 60000 each: each fits f16, their f16 sum overflows
+    assert _rs(row, "a2a3") == t + 4 and _rs(row, "a5") == t + 4
+    # two repeats of 60000 each: a5 adds the two f16 repeat sums -> inf; a2a3 adds the lanes
+    # 60000 + 60000 in f16 -> inf as well
     row = np.zeros((1, 256), np.float16)
     row[0, 0] = row[0, 128] = 60000
-    assert np.isposinf(ref.rowsum(row)[0, 0])
-    assert ref.to_bits(ref.rowsum(np.full((1, 5), -0.0, np.float32)))[0, 0] == 0x80000000
+    assert np.isposinf(_rs(row, "a5")) and np.isposinf(_rs(row, "a2a3"))
+    # f16 [60000, 60000, 0 ...] + [-60000, 0 ...]: a5 trees repeat 0 to 120000 -> inf (and
+    # inf - 60000 = inf); a2a3 first adds lane-wise (60000 - 60000 = 0), tree [0, 60000] = 60000
+    row = np.zeros((1, 256), np.float16)
+    row[0, 0], row[0, 1], row[0, 128] = 60000, 60000, -60000
+    assert _rs(row, "a2a3") == 60000 and np.isposinf(_rs(row, "a5"))
 
 
-def test_rowsum_valid_region_and_empty():
+def test_rowsum_negative_zero():
+    for n in (5, 64, 200):
+        row = np.full((1, n), -0.0, np.float32)
+        assert ref.to_bits(ref.rowsum(row, soc="a2a3"))[0, 0] == 0x80000000, n
+        assert ref.to_bits(ref.rowsum(row, soc="a5"))[0, 0] == 0, n       # +0 + -0 = +0
+    row = np.full((1, 300), -0.0, np.float16)
+    assert ref.to_bits(ref.rowsum(row, soc="a2a3"))[0, 0] == 0x8000
+    assert ref.to_bits(ref.rowsum(row, soc="a5"))[0, 0] == 0
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_rowsum_valid_region_and_empty(soc):
     src = np.full((4, 80), np.nan, np.float32)
     src[:2, :70] = 1.0
-    out = ref.rowsum(src, 2, 70)
+    out = ref.rowsum(src, 2, 70, soc=soc)
     assert out.shape == (2, 1) and (out == 70).all()
-    assert ref.rowsum(src, 0, 70).shape == (0, 1)
-    assert ref.rowsum(src, 3, 0).shape == (0, 1)
-    out, loose = ref.rowsum(src, 3, 70, with_loose=True)
+    assert ref.rowsum(src, 0, 70, soc=soc).shape == (0, 1)
+    assert ref.rowsum(src, 3, 0, soc=soc).shape == (0, 1)
+    out, loose = ref.rowsum(src, 3, 70, soc=soc, with_loose=True)
     assert np.isnan(out[2, 0]) and loose[2, 0] and not loose[:2].any()
     with pytest.raises(TypeError):
-        ref.rowsum(np.zeros((2, 2), np.int32))
+        ref.rowsum(np.zeros((2, 2), np.int32), soc=soc)
+    with pytest.raises(ValueError):
+        ref.rowsum(src, soc="a3")
 
 
+def _lane_order(vc, per):
+    """a2a3: for each lane, the column indices in the order they are added (independent
+    formulation: a table of (lane, column) built per repeat index, not array slices)."""
+    full, rem = divmod(vc, per)
+    order = [[k] for k in range(per)]
+    seq = ([1] if full >= 2 else []) + ["tail"] + list(range(2, full))
+    for step in seq:
+        for k in range(per):
+            if step == "tail":
+                if k < rem:
+                    order[k].append(full * per + k)
+            else:
+                order[k].append(step * per + k)
+    return order
+
+
+def _independent_rowsum(row, soc, dt):
+    per = 256 // dt.itemsize
+    vc = len(row)
+    with np.errstate(all="ignore"):
+        if soc == "a5":
+            acc = dt.type(0)
+            for j in range(0, vc, per):
+                s = np.float32(_tree_recursive(row[j:j + per].astype(np.float32))).astype(dt)
+                acc = (np.float32(acc) + np.float32(s)).astype(dt)
+            return acc
+        if vc <= per:
+            return np.float32(_tree_recursive(row.astype(np.float32))).astype(dt)
+        lanes = []
+        for cols in _lane_order(vc, per):
+            v = dt.type(row[cols[0]])
+            for c in cols[1:]:
+                v = (np.float32(v) + np.float32(row[c])).astype(dt)
+            lanes.append(np.float32(v))
+        return np.float32(_tree_recursive(lanes)).astype(dt)
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
-def test_rowsum_matches_independent_tree(dtype):
+def test_rowsum_matches_independent_formulation(dtype, soc):
     rng = np.random.default_rng(5)
     dt = np.dtype(dtype)
     per = 256 // dt.itemsize
-    for vc in (1, 2, 3, 5, 7, per - 1, per, per + 1, 2 * per + 3, 5 * per):
+    for vc in (1, 2, 3, 5, 7, per - 1, per, per + 1, 2 * per - 1, 2 * per, 2 * per + 3,
+               3 * per + 1, 5 * per, 5 * per + 17):
         src = (rng.standard_normal((3, vc)) * 10.0 ** rng.integers(-2, 4, (3, vc))).astype(dt)
-        got = ref.rowsum(src)
+        got = ref.rowsum(src, soc=soc)
         for i in range(3):
-            acc = None
-            for j in range(0, vc, per):
-                s = np.float32(_tree_recursive(src[i, j:j + per].astype(np.float32))).astype(dt)
-                acc = s if acc is None else (np.float32(acc) + np.float32(s)).astype(dt)
-            assert ref.to_bits(np.array([got[i, 0]])) == ref.to_bits(np.array([acc], dt)), (vc, i)
+            e = _independent_rowsum(src[i], soc, dt)
+            assert ref.to_bits(np.array([got[i, 0]])) == ref.to_bits(np.array([e], dt)), (vc, i)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["float16", "float32"]), st.integers(1, 700), st.integers(0, 2 ** 32 - 1))
+def test_rowsum_exact_when_no_rounding(dtype, vc, seed):
+    """Small integers whose absolute sum stays below 2^11 (f16) / 2^24 (f32): every partial sum
+    on either SoC is exact, so both orders give the exact sum."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    lim = 2 if dt == np.float16 else 1000
+    row = rng.integers(-lim, lim + 1, (2, vc))
+    cap = 2048 if dt == np.float16 else 2 ** 24
+    row[:, np.cumsum(np.abs(row[0]) + np.abs(row[1])) > cap] = 0
+    src = row.astype(dt)
+    for soc in ref.SOCS:
+        got = ref.rowsum(src, soc=soc)
+        assert (got[:, 0].astype(np.float64) == row.sum(axis=1)).all(), soc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,12 +424,26 @@ def test_cvt_saturation_wrap_examples():
     assert cv([3e9, -3e9], "f32", "i32", "a2a3", sat="OFF") == [2 ** 31 - 1, -2 ** 31]
     assert cv([3e9, 2.0 ** 40 + 2.0 ** 20], "f32", "i32", "a5", sat="OFF") == [3000000000 - 2 ** 32,
                                                                                  2 ** 20]
-    # NaN -> 0 and +-inf -> max/min in both modes
-    for sat in (None, "ON", "OFF"):
-        assert cv([np.nan, np.inf, -np.inf], "f16", "i8", "a5", sat=sat) == [0, 127, -128]
-        assert cv([np.nan, np.inf, -np.inf], "f16", "u8", "a5", sat=sat) == [0, 255, 0]
-        assert cv([np.nan, np.inf, -np.inf], "f32", "i64", "a5", sat=sat) == [0, 2 ** 63 - 1,
-                                                                              -2 ** 63]
+    # NaN -> 0 in both modes; +-inf -> max/min when saturating, 0 when wrapping
+    specials = [np.nan, np.inf, -np.inf]
+    for soc in ("a2a3", "a5"):
+        for sat in (None, "OFF"):                       # these pairs wrap by default
+            assert cv(specials, "f16", "i8", soc, sat=sat) == [0, 0, 0], (soc, sat)
+            assert cv(specials, "f16", "u8", soc, sat=sat) == [0, 0, 0], (soc, sat)
+            assert cv(specials, "f16", "i16", soc, sat=sat) == [0, 0, 0], (soc, sat)
+            assert cv(specials, "f32", "i16", soc, "CAST_FLOOR", sat) == [0, 0, 0], (soc, sat)
+        assert cv(specials, "f16", "i8", soc, sat="ON") == [0, 127, -128]
+        assert cv(specials, "f16", "u8", soc, sat="ON") == [0, 255, 0]
+        assert cv(specials, "f32", "i16", soc, sat="ON") == [0, 32767, -32768]
+        for sat in (None, "ON"):                        # these pairs clamp by default
+            assert cv(specials, "f32", "i64", soc, sat=sat) == [0, 2 ** 63 - 1, -2 ** 63]
+            assert cv(specials, "bf16", "i32", soc, sat=sat) == [0, 2 ** 31 - 1, -2 ** 31]
+    # an explicit OFF: honoured on a5 (inf -> 0), ignored on a2a3 for a default-ON pair
+    assert cv(specials, "f32", "i64", "a5", sat="OFF") == [0, 0, 0]
+    assert cv(specials, "f32", "i32", "a5", sat="OFF") == [0, 0, 0]
+    assert cv(specials, "f32", "i32", "a2a3", sat="OFF") == [0, 2 ** 31 - 1, -2 ** 31]
+    assert ref.cast_rule("f16", "i8", "a2a3") == ("TRUNC", False)
+    assert ref.cast_rule("f32", "i32", "a2a3", sat="OFF") == ("TRUNC", True)
     # a5 integer narrowing
     assert cv([-1, 300], "i16", "u8", "a5") == [0, 255]
     assert cv([-1, 300], "i16", "u8", "a5", sat="OFF") == [255, 44]
@@ -419,10 +574,17 @@ def test_cvt_f32_to_f32_integral():
 
 
 def test_cvt_fp8():
-    assert cv([470, 1e6, -np.inf], "f32", "e4m3", "a5") == [448, 448, -448]
-    assert cbits([470, -1e6, np.inf], "f32", "e4m3", "a5", sat="OFF") == [0x7F, 0xFF, 0x7F]
-    assert cv([1e6, np.inf], "f32", "e5m2", "a5", sat="OFF") == [np.inf, np.inf]
-    assert cv([1e6], "f32", "e5m2", "a5") == [57344]
+    # a5 f32 -> fp8 always saturates: an explicit satMode is ignored (no control bit)
+    for sat in (None, "ON", "OFF"):
+        assert cv([470, 1e6, -np.inf], "f32", "e4m3", "a5", sat=sat) == [448, 448, -448]
+        assert cbits([470, -1e6, np.inf, np.nan], "f32", "e4m3", "a5", sat=sat) == [
+            0x7E, 0xFE, 0x7E, 0x00]
+        assert cv([1e6, -np.inf], "f32", "e5m2", "a5", sat=sat) == [57344, -57344]
+        assert cbits([np.nan], "f32", "e5m2", "a5", sat=sat) == [0x00]
+        for d in ("e4m3", "e5m2"):
+            assert ref.cast_rule("f32", d, "a5", "CAST_TRUNC", sat) == ("RINT", True)
+    # 61440 is the midpoint between e5m2's max 57344 and the next (absent) value 65536
+    assert cv([61439, 61440], "f32", "e5m2", "a5", sat="OFF") == [57344, 57344]
     # fp8 always rounds to nearest even, whatever the mode (except CAST_ODD: untouched)
     for mode in ("CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ROUND"):
         assert cv([0.3, 17.0], "f32", "e4m3", "a5", mode) == [
@@ -432,9 +594,10 @@ def test_cvt_fp8():
         ok = ~np.isnan(allv.astype(np.float32))
         got = ref.cast(allv, dt, "f32", "a5")[0]
         assert (ref.to_bits(got[ok]) == ref.to_bits(allv[ok].astype(np.float32))).all()
-        # and back: every non-NaN fp8 value converts to itself (inf needs saturation OFF)
-        back = ref.cast(got[ok], "f32", dt, "a5", sat="OFF")[0]
-        assert (ref.to_bits(back) == ref.to_bits(allv[ok])).all()
+        # and back: every finite fp8 value converts to itself (inf saturates to max finite)
+        fin = np.isfinite(allv.astype(np.float32))
+        back = ref.cast(got[fin], "f32", dt, "a5", sat="OFF")[0]
+        assert (ref.to_bits(back) == ref.to_bits(allv[fin])).all()
 
 
 def test_cvt_exact_widenings():

@@ -19,6 +19,16 @@ from .lang.kernel import kernel
 
 __version__ = "0.1.0"
 
+
+def _load_units() -> None:
+    """The built-in instruction units (numba code): imported when the registry is first read."""
+    import importlib
+    importlib.import_module("pypto.units")
+
+
+from .ir import registry as _registry  # noqa: E402
+_registry.add_loader(_load_units)
+
 __all__ = [
     "init", "finalize", "is_initialized", "get_device_count", "set_device", "stats", "reset_stats",
     "Session", "Tensor", "empty", "zeros", "from_numpy", "load_insn", "list_insns",

@@ -90,18 +90,18 @@ def _setting_problem(name: str) -> tuple[str, str] | None:
     return None
 
 
-def _simulated() -> str:
-    """The instructions the simulator runs, as a comma-separated list."""
-    try:
-        from pypto.ir.registry import simulated          # the per-instruction unit registry
-        return ", ".join(sorted(simulated()))
-    except Exception:  # noqa: BLE001 - fall back to the lowering table
-        pass
-    try:
-        from pypto.backends.sim.lowering import SIMULATED
-        return ", ".join(sorted(SIMULATED))
-    except Exception as e:  # noqa: BLE001 - `pypto info` must work whatever the simulator state
-        return f"(unknown: {type(e).__name__}: {e})"
+def _instruction_status() -> list[str]:
+    """One line per table entry: opcode, name, simulated or why not (grouped reasons)."""
+    from pypto.ir import registry
+    from pypto.isa import TABLE
+    lines, reasons = [], {}
+    for name, spec in TABLE.items():
+        ok, why = registry.status(name)
+        if not ok:
+            key = reasons.setdefault(why, f"[{len(reasons) + 1}]")
+        lines.append(f"    {spec.opcode:#06x} {name:<22} " + ("simulated" if ok else f"not simulated {key}"))
+    lines += [f"    {key} {why}" for why, key in reasons.items()]
+    return lines
 
 
 def _info() -> int:
@@ -123,8 +123,12 @@ def _info() -> int:
     for p in PROFILES.values():
         caps = ", ".join(f"{sp.buffer}={sp.capacity // 1024} KiB" for sp in p.spaces.values())
         print(f"  soc {p.name}: {p.description}; {caps}")
-    print(f"  ISA table: {len(TABLE)} instructions; simulated: {_simulated()}")
+    from pypto.ir import registry
+    print(f"  ISA table: {len(TABLE)} instructions; simulated: {', '.join(registry.simulated())}")
     print(f"  seed instructions: {', '.join(pypto.list_insns())}")
+    print("  instructions:")
+    for line in _instruction_status():
+        print(line)
     return 0
 
 

@@ -15,7 +15,7 @@ def effects_of(node: InstrNode, soc) -> tuple[Effect, ...]:
     """What ``node`` reads and writes: operands by role and region, plus hidden scratch."""
     spec = TABLE[node.name]
     out: list[Effect] = []
-    for i, (o, x) in enumerate(zip(spec.operands, node.operands)):
+    for i, (o, x) in enumerate(zip(spec.slots_for(len(node.operands)), node.operands)):
         if isinstance(x, TileVar):
             region = o.region
         elif isinstance(x, GmView):
@@ -36,7 +36,8 @@ def effects_of(node: InstrNode, soc) -> tuple[Effect, ...]:
 
 def annotate_node(node: InstrNode, soc) -> None:
     spec = TABLE[node.name]
-    locs = {o.name: x.type.loc for o, x in zip(spec.operands, node.operands) if isinstance(x, TileVar)}
+    locs = {o.name: x.type.loc for o, x in zip(spec.slots_for(len(node.operands)), node.operands)
+            if isinstance(x, TileVar)}
     node.pipe = spec.pipe_on(soc.name, locs)
     cores = {CORE_OF_LOC[loc] for loc in locs.values()}
     node.core = cores.pop() if len(cores) == 1 else ("AIC" if "AIC" in cores else None)

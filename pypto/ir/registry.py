@@ -3,12 +3,12 @@
 A unit holds what pypto knows about an instruction beyond its ISA table entry: static checks,
 the simulator lowering (and so its numba implementation), the whole-tensor form ``load_insn``
 wraps it in, and, later, its C++ emission rule. The built-in units live in ``pypto.units`` (one
-module per instruction or family) and register on first use; instructions defined at run time
-(IDL) call ``register`` the same way. Every list of names is derived from here.
+module per instruction or family); the package wires them in with ``add_loader`` and they
+register on first use. Instructions defined at run time (IDL) call ``register`` the same way.
+Every list of names is derived from here.
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -42,7 +42,18 @@ class Unit:
 
 _UNITS: dict[str, Unit] = {}
 _LOCK = threading.RLock()
+_LOADERS: list[Callable[[], None]] = []
 _loaded = False
+# category -> why its instructions without a simulator lowering are not simulated yet
+PENDING: dict[str, str] = {}
+
+
+def add_loader(load: Callable[[], None]) -> None:
+    """Run ``load`` (which registers units) before the registry is first read."""
+    global _loaded
+    with _LOCK:
+        _LOADERS.append(load)
+        _loaded = False
 
 
 def register(unit: Unit, *, replace: bool = False) -> Unit:
@@ -66,7 +77,8 @@ def _ensure_loaded() -> None:
         return
     with _LOCK:
         if not _loaded:
-            importlib.import_module("pypto.units")     # the built-in units register themselves
+            while _LOADERS:
+                _LOADERS.pop(0)()
             _loaded = True
 
 
@@ -88,12 +100,11 @@ def simulated() -> list[str]:
 
 
 def status(name: str) -> tuple[bool, str]:
-    """(simulated?, why not) for a table entry; the reason comes from pypto.units.pending."""
+    """(simulated?, why not) for a table entry."""
     u = get(name)
     if u is not None and u.sim is not None:
         return True, ""
-    from ..units.pending import reason      # data: why each family is not simulated yet
-    return False, reason(name)
+    return False, PENDING.get(TABLE[name].category, "not built yet")
 
 
 __all__ = ["Unit", "register", "get", "units", "simulated", "status"]

@@ -70,7 +70,8 @@ def check_operands(name: str, operands: tuple, soc) -> None:
         raise OperandError(f"{name} takes {n} operands ({sig[len(name) + 1:-1]}), got {len(operands)}",
                            rule="PTO operand order: destination first", fix=f"call {sig}")
     group: dict[str, tuple[D.DType, str]] = {}
-    for o, x in zip(spec.operands, operands):
+    slots = spec.slots_for(len(operands))
+    for o, x in zip(slots, operands):
         if _kind(x) != o.kind:
             raise OperandError(f"{name} operand {o.name}: expected a {o.kind}, got {_describe(x)}",
                                rule=sig, fix=f"pass a {o.kind} as {o.name}")
@@ -97,7 +98,7 @@ def check_operands(name: str, operands: tuple, soc) -> None:
             continue
         first_dt, first = group.setdefault(o.group, (dt, o.name))
         if first_dt != dt:
-            members = ", ".join(p.name for p in spec.operands if p.group == o.group)
+            members = ", ".join(p.name for p in slots if p.group == o.group)
             raise DTypeMismatchError(f"{name}: {o.name} is {dt.name} but {first} is {first_dt.name}",
                                      rule=f"{name} operands {members} share one element type",
                                      fix="convert one of them (TCVT) or declare matching tiles")
@@ -111,8 +112,11 @@ def check_operands(name: str, operands: tuple, soc) -> None:
             fix="convert with TCVT first" + (f" or use soc='{other_soc}'" if
                                             dt.short in spec.dtypes_on(other_soc) else ""))
     if legal and isinstance(legal[0], tuple):
-        got = tuple(_dtype(x).short if _dtype(x) is not None else None for x in operands)
-        ok = any(all(want is None or want == g for want, g in zip(combo, got)) for combo in legal)
+        by_name = {o.name: x for o, x in zip(slots, operands)}
+        got = tuple(_dtype(by_name[o.name]).short if o.name in by_name and _dtype(by_name[o.name])
+                    is not None else None for o in spec.operands)
+        ok = any(all(want is None or g is None or want == g for want, g in zip(combo, got))
+                 for combo in legal)
         if not ok:
             shown = ", ".join(f"{o.name}={g}" for o, g in zip(spec.operands, got) if g is not None)
             combos = "; ".join("(" + ", ".join(c for c in combo if c) + ")" for combo in legal[:12])
@@ -123,7 +127,8 @@ def check_operands(name: str, operands: tuple, soc) -> None:
                      f"{combos}{more}",
                 fix="pick one of the legal combinations"
                     + (f" or use soc='{other_soc}'" if any(
-                        all(w is None or w == g for w, g in zip(c, got)) for c in spec.dtypes_on(other_soc))
+                        all(w is None or g is None or w == g for w, g in zip(c, got))
+                        for c in spec.dtypes_on(other_soc))
                        else ""))
 
 

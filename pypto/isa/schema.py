@@ -124,6 +124,19 @@ class Instr:
     def min_operands(self) -> int:
         return sum(1 for o in self.operands if not o.optional)
 
+    def slots_for(self, n: int) -> tuple[Operand, ...]:
+        """The operand slots a use with n operands fills: optional slots are left out from the
+        last one backwards (TMATMUL_ACC(cOut, a, b) leaves out cIn)."""
+        drop = len(self.operands) - n
+        keep = list(self.operands)
+        for i in range(len(keep) - 1, -1, -1):
+            if drop <= 0:
+                break
+            if keep[i].optional:
+                del keep[i]
+                drop -= 1
+        return tuple(keep)
+
     def dtypes_on(self, soc: str) -> tuple[Any, ...]:
         return tuple(self.dtypes.get(soc, ()))
 

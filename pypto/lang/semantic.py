@@ -263,13 +263,14 @@ def global_tensor(tensor: TensorParam, shape, stride, offset, layout, site) -> G
 # -- instructions -----------------------------------------------------------------------------------
 
 def _to_ir(x: Any, site: Site | None) -> Any:
-    """A DSL operand as an IR operand: Tile -> TileVar, a whole tensor parameter -> its full view."""
-    from .tile import GmTensor, Tile
-    if isinstance(x, Tile):
-        return x._tv
-    if isinstance(x, GmTensor):
-        return slice_view(x._param, (), site)
-    return x
+    """A DSL operand as an IR operand: a Tile's TileVar, a whole tensor parameter's full view.
+    (Tile and GmTensor hand out their IR object as ``_ir``, so this layer needs no import of
+    the handle classes, which are built on it.)"""
+    ir = getattr(type(x), "_ir", None)
+    if ir is None:
+        return x
+    obj = x._ir
+    return slice_view(obj, (), site) if isinstance(obj, TensorParam) else obj
 
 
 def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:

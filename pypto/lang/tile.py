@@ -35,6 +35,8 @@ class Tile:
         if dyn and valid is not S.DYNAMIC and valid is not None:
             S.set_valid(self._tv, vpair[0], vpair[1], site)
 
+    _ir = property(lambda self: self._tv)        # what the semantic layer puts in the IR
+
     # static facts
     loc = property(lambda self: self._tv.type.loc)
     dtype = property(lambda self: self._tv.type.dtype)
@@ -93,6 +95,7 @@ class GmTensor:
     def __init__(self, param: TensorParam):
         self._param = param
 
+    _ir = property(lambda self: self._param)     # what the semantic layer puts in the IR
     shape = property(lambda self: self._param.shape)
     dtype = property(lambda self: self._param.dtype)
     name = property(lambda self: self._param.name)

@@ -1,13 +1,13 @@
 """Why an instruction of the table is not simulated yet: one reason per family, as data.
 
-``registry.status`` reads this for every table entry without a simulator lowering, so the
+``registry.status`` reads it for every table entry without a simulator lowering, so the
 `pypto info` listing, NotSimulatedError messages and the table-coverage test all say the same.
 """
 from __future__ import annotations
 
-from ..isa import TABLE
+from ..ir import registry
 
-BY_CATEGORY = {
+registry.PENDING.update({
     "elementwise": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
     "tile_scalar": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
     "reduce_expand": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
@@ -18,10 +18,6 @@ BY_CATEGORY = {
     "movement": "moves between memory spaces and fractal layouts come with the matrix issue (issue 8)",
     "sync": "img2col and compute-mode state come with the matrix issue (issue 8)",
     "comm": "communication between devices comes with the many-devices issue (issue 14)",
-    "intrinsic": "tile FIFOs between cube and vector cores come with the matrix issue (issue 8)",
-}
-
-
-def reason(name: str) -> str:
-    spec = TABLE[name]
-    return BY_CATEGORY.get(spec.category, "not built yet")
+    "intrinsic": "tile FIFOs between cube and vector cores, dequantise and pack come with the "
+                 "matrix issue (issue 8)",
+})

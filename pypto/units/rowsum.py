@@ -3,12 +3,18 @@
 Valid-row rule: dst's valid rows equal src's (the NPU asserts it); dst is an R x 1 column, DN
 (a2a3 also takes ND with one valid column). An empty source region writes nothing. tmp is
 scratch (its contents afterwards are unspecified; the simulator leaves it alone).
-Order and precision (pypto's model of the NPU, which reduces each 256-byte repeat in hardware
-and adds the repeats in the element type): the valid columns of a row are cut into repeats of
-256 bytes (64 f32 / 128 f16 elements, the last one partial); a repeat is summed in f32 by a
-pairwise tree over adjacent elements (an odd element out moves up a level unchanged) and
-rounded once to the element type; the repeat sums are then added left to right, each addition
-computed in f32 and rounded to the element type. Reference: conformance/reference.py ``rowsum``.
+Order and precision (pypto's model of each SoC's code; the hardware's in-repeat reduction
+order is not documented, so a repeat reduction "tree" is a pairwise sum in f32 over adjacent
+elements, an odd element out moving up a level unchanged, rounded once to the element type).
+A repeat is 256 bytes: n = 64 f32 or 128 f16 elements.
+* a2a3 (vector lanes first): if the row has at most n valid elements, tree them. Otherwise
+  lanes = repeat 0 (+ repeat 1, lane by lane, when there are two full repeats), then the partial
+  tail is added into the first lanes, then repeats 2, 3, ... are added lane by lane (each addition
+  in f32, rounded to the element type), and the n lanes are treed.
+* a5 (repeats first): each repeat (the last one partial) is treed, and the repeat sums are added
+  left to right onto an accumulator that starts at +0 (each addition rounded to the element
+  type), so a row of -0.0 sums to +0.0.
+Reference: conformance/reference.py ``rowsum``.
 """
 from __future__ import annotations
 
@@ -39,38 +45,72 @@ def _tree(buf, m):
     return buf[0]
 
 
-@njit(**_J)
-def rowsum_f32(dst, dvr, dvc, dl, src, svr, svc, sl, err):
-    if not same_rows(1, svr, dvr, err):
-        return
-    buf = np.empty(64, np.float32)
-    for r in range(svr):
-        acc = np.float32(0)
-        for j0 in range(0, svc, 64):
-            m = min(64, svc - j0)
-            for k in range(m):
-                buf[k] = src[offset(sl, r, j0 + k)]
-            part = _tree(buf, m)
-            acc = part if j0 == 0 else np.float32(acc + part)
-        if svc > 0:
-            dst[offset(dl, r, 0)] = acc
+@njit(inline="always", **_J)
+def _lanes_a2a3(src, sl, r, svc, n, buf, lanes, f16):
+    """a2a3: fold a row into n lanes (element-type adds), then tree the lanes."""
+    if svc <= n:
+        for k in range(svc):
+            x = src[offset(sl, r, k)]
+            buf[k] = f16_to_f32(x) if f16 else x
+        return _tree(buf, svc)
+    full = svc // n
+    rem = svc - full * n
+    for k in range(n):
+        x = src[offset(sl, r, k)]
+        lanes[k] = f16_to_f32(x) if f16 else x
+    if full >= 2:
+        for k in range(n):
+            x = src[offset(sl, r, n + k)]
+            v = lanes[k] + (f16_to_f32(x) if f16 else x)
+            lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
+    for k in range(rem):
+        x = src[offset(sl, r, full * n + k)]
+        v = lanes[k] + (f16_to_f32(x) if f16 else x)
+        lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
+    for i in range(2, full):
+        for k in range(n):
+            x = src[offset(sl, r, i * n + k)]
+            v = lanes[k] + (f16_to_f32(x) if f16 else x)
+            lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
+    for k in range(n):
+        buf[k] = lanes[k]
+    return _tree(buf, n)
+
+
+@njit(inline="always", **_J)
+def _repeats_a5(src, sl, r, svc, n, buf, f16):
+    """a5: tree each repeat, add the repeat sums onto +0 in the element type."""
+    acc = np.float32(0)
+    for j0 in range(0, svc, n):
+        m = min(n, svc - j0)
+        for k in range(m):
+            x = src[offset(sl, r, j0 + k)]
+            buf[k] = f16_to_f32(x) if f16 else x
+        part = _tree(buf, m)
+        if f16:
+            part = f16_to_f32(f32_to_f16(part))
+            acc = f16_to_f32(f32_to_f16(acc + part))
+        else:
+            acc = np.float32(acc + part)
+    return acc
 
 
 @njit(**_J)
-def rowsum_f16(dst, dvr, dvc, dl, src, svr, svc, sl, err):
+def rowsum(dst, dvr, dvc, dl, src, svr, svc, sl, a5, f16, err):
+    """TROWSUM over f32 (f16=False) or f16 bit patterns (f16=True) on a2a3 or a5."""
     if not same_rows(1, svr, dvr, err):
         return
+    if svc == 0:
+        return
+    n = 128 if f16 else 64
     buf = np.empty(128, np.float32)
+    lanes = np.empty(128, np.float32)
     for r in range(svr):
-        acc = np.uint16(0)
-        for j0 in range(0, svc, 128):
-            m = min(128, svc - j0)
-            for k in range(m):
-                buf[k] = f16_to_f32(src[offset(sl, r, j0 + k)])
-            part = f32_to_f16(_tree(buf, m))
-            acc = part if j0 == 0 else f32_to_f16(f16_to_f32(acc) + f16_to_f32(part))
-        if svc > 0:
-            dst[offset(dl, r, 0)] = acc
+        s = _repeats_a5(src, sl, r, svc, n, buf, f16) if a5 else _lanes_a2a3(src, sl, r, svc, n, buf, lanes, f16)
+        if f16:
+            dst[offset(dl, r, 0)] = f32_to_f16(s)
+        else:
+            dst[offset(dl, r, 0)] = s
 
 
 def check_rowsum(node, soc) -> None:
@@ -94,8 +134,8 @@ def check_rowsum(node, soc) -> None:
 
 def lower_rowsum(node, soc) -> list[L.Call]:
     dst, src = node.operands[0], node.operands[1]
-    fn = L.Fn(__name__, f"rowsum_{dst.type.dtype.short}")
-    return [L.Call(fn, (L.tile(dst), L.tile(src), L.err()))]
+    return [L.Call(L.Fn(__name__, "rowsum"), (L.tile(dst), L.tile(src), L.lit(soc.name == "a5"),
+                                              L.lit(dst.type.dtype.short == "f16"), L.err()))]
 
 
 register(Unit("TROWSUM", check=check_rowsum, sim=lower_rowsum, seed="rowreduce"))

@@ -78,7 +78,7 @@ class SimBackend(Backend):
             passes.run(kernel, self.soc)
             gen = codegen.generate(kernel, self.soc, self.options.cache_dir, self.options.events > 0)
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, (gen, mod.kernel, [False]))
+            prog = Program(kernel, self.name, (gen, mod.kernel, {}))
             self._programs[id(kernel)] = prog
             return prog
 
@@ -94,7 +94,7 @@ class SimBackend(Backend):
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:
         k: Kernel = program.kernel
-        gen, fn, counted = program.artifact
+        gen, fn, seen = program.artifact
         values: dict[str, Any] = {"block_num": grid}
         tensors = k.tensor_params
         for p, b in zip(tensors, buffers):
@@ -112,18 +112,15 @@ class SimBackend(Backend):
         try:
             self._run_blocks(gen, fn, values, blocks[:1], ctx)
         except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
-            if not counted[0]:
+            if not seen:
                 raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
                                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                                rule="this is a pypto bug, not an error in your kernel",
                                fix="please report it with the kernel; meanwhile try "
                                    "@pypto.kernel(mode='eager')") from e
             raise
-        if not counted[0]:
-            with self._lock:
-                if not counted[0]:
-                    counted[0] = True
-                    C.count_first_call(fn, self.stats)
+        with self._lock:
+            C.count_new_specialisations(fn, seen, self.stats)
         if ctx.first_fault() is None and grid > 1:
             self._parallel(lambda part: self._run_blocks(gen, fn, values, part, ctx), blocks[1:])
         self.last_events = ctx.events() if self.options.events else None

@@ -42,12 +42,19 @@ def module_name(source: str, prefix: str) -> str:
     return f"pypto_{prefix}_{key}"
 
 
-def count_first_call(fn, stats) -> None:
-    """After a loaded function's first call: did numba compile it, or load it from its cache?"""
-    if sum(fn.stats.cache_hits.values()):
-        stats.cache_loads += 1
-    else:
-        stats.compiles += 1
+def count_new_specialisations(fn, seen: dict, stats) -> None:
+    """After a call of a numba dispatcher: count every type specialisation it gained since the
+    last look (``seen`` holds what was counted), as a compile or a load from numba's disk cache.
+    So a re-specialisation (a new argument type) shows in pypto.stats() like a first compile."""
+    n = len(fn.signatures)
+    old = seen.get("n", 0)
+    if n <= old:
+        return
+    hits = sum(fn.stats.cache_hits.values())
+    new_hits = min(hits - seen.get("hits", 0), n - old)
+    stats.cache_loads += new_hits
+    stats.compiles += n - old - new_hits
+    seen["n"], seen["hits"] = n, hits
 
 
 def load_module(source: str, cache_dir: str, prefix: str):

@@ -23,6 +23,7 @@ from .context import OnChip, WorkerRecord
 from .faults import fault
 
 _TRAMPOLINES: dict[tuple, object] = {}
+_SEEN: dict[int, dict] = {}          # per trampoline: the specialisations already counted
 _LOCK = threading.Lock()
 
 
@@ -171,10 +172,12 @@ class EagerExecutor(Builder):
 
     def _run(self, c: L.Call, node: Stmt) -> None:
         args = [v for a in c.args for v in self._args(a)]
-        fn, first = trampoline(c, len(args), self.cache_dir)
+        fn, _ = trampoline(c, len(args), self.cache_dir)
         fn(*args)
-        if first:
-            C.count_first_call(fn, self.stats)
+        seen = _SEEN.setdefault(id(fn), {})
+        if len(fn.signatures) != seen.get("n", 0):
+            with _LOCK:
+                C.count_new_specialisations(fn, seen, self.stats)
         if self.rec.err[0] != 0:
             err = self.rec.err.copy()
             self.rec.err[:] = 0

@@ -26,10 +26,9 @@ Reference semantics (each function is bit-identical to it for every input):
 * ``f32_to_bf16`` -- ``np.float32 -> ml_dtypes.bfloat16``: round to nearest
   even (subnormals are not flushed); every NaN becomes the quiet NaN
   ``0x7fc0`` / ``0xffc0`` keeping only the sign.
-* ``f64_to_bf16`` -- ``np.float64 -> ml_dtypes.bfloat16``.  NOTE: ml_dtypes
-  implements this as ``float64 -> float32 -> bfloat16``, i.e. it *does* round
-  twice (``1 + 2**-8 + 2**-30`` gives ``1.0``, not ``1 + 2**-7``); this function
-  reproduces that on purpose so the simulator matches the reference casts.
+* ``f64_to_bf16`` -- ``np.float64 -> bfloat16`` correctly rounded, ONE rounding (round to odd
+  into float32, then nearest even). ml_dtypes rounds twice (float64 -> float32 -> bfloat16:
+  ``1 + 2**-8 + 2**-30`` gives ``1.0``); the NPU and pypto give ``1 + 2**-7``.
 * ``f64_to_f32``  -- plain ``np.float32(x)``.
 """
 

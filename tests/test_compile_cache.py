@@ -1,0 +1,61 @@
+"""The simulator's compile cache: every numba specialisation is counted, SimOptions(cache_dir)
+is where every generated module goes, and a broken module never reaches the cache."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from numba import njit
+
+import pypto
+from pypto import pto
+from pypto.backends.base import Stats
+from pypto.backends.sim import compile as C
+
+
+def test_every_specialisation_is_counted():
+    @njit
+    def f(x):
+        return x + 1
+
+    stats, seen = Stats(), {}
+    f(1)
+    C.count_new_specialisations(f, seen, stats)
+    f(2)
+    C.count_new_specialisations(f, seen, stats)
+    assert stats.compiles == 1
+    f(1.5)                                   # a re-specialisation: a second compile
+    C.count_new_specialisations(f, seen, stats)
+    assert stats.compiles == 2 and stats.cache_loads == 0
+
+
+def test_cache_dir_option_holds_every_generated_module(tmp_path):
+    cache = tmp_path / "kcache"
+
+    @pypto.kernel
+    def k(x, z):
+        t = pto.Tile(pto.Vec, pto.int16, (2, 48))
+        pto.TLOAD(t, x)
+        pto.TMULS(t, t, 3)
+        pto.TADD(t, t, t)
+        pto.TSTORE(z, t)
+
+    pypto.init(sim=pypto.SimOptions(cache_dir=str(cache)))
+    try:
+        x = pypto.Tensor(np.arange(96, dtype=np.int16).reshape(2, 48))
+        z = pypto.zeros((2, 48), pypto.int16)
+        k(x, z)
+        assert np.array_equal(z.numpy(), np.arange(96, dtype=np.int16).reshape(2, 48) * 6)
+    finally:
+        pypto.finalize()
+    names = os.listdir(cache)
+    assert any(n.startswith("pypto_k_") for n in names)                     # the kernel
+    assert any(n.startswith("pypto_ew_scalar_mul") for n in names)          # its loop instances
+    assert any(n.startswith("pypto_ew_binary_add") for n in names)
+
+
+def test_generated_source_that_does_not_parse_never_reaches_the_cache(tmp_path):
+    with pytest.raises(pypto.PtoError, match="invalid simulator code"):
+        C.load_module("def kernel(:\n    pass\n", str(tmp_path), "k")
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,85 @@
+"""One instruction, one unit: every table entry is either simulated, with an independent
+reference and conformance cases, or listed as not simulated with a reason; names are derived
+from the registry; registration is open at run time."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import pypto
+from pypto import errors as E
+from pypto.ir import registry
+from pypto.isa import TABLE
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFORMANCE = "\n".join(p.read_text() for p in sorted((ROOT / "conformance").glob("test_*.py")))
+
+# The reference's entry points, found by PTO name. TASSIGN is a placement statement, not a
+# computation: its conformance is the aliasing and address checks of the kernel suite.
+REFERENCE = {"TADD": "binary", "TSUB": "binary", "TMUL": "binary", "TDIV": "binary",
+             "TMAX": "binary", "TMIN": "binary", "TADDS": "binary", "TMULS": "binary",
+             "TEXP": "exp", "TROWSUM": "rowsum", "TCVT": "cast", "TLOAD": "tload",
+             "TSTORE": "tstore", "TASSIGN": None}
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_every_entry_is_simulated_with_a_reference_or_says_why_not(name):
+    from conformance import reference as ref
+    simulated, why = registry.status(name)
+    if simulated:
+        assert name in REFERENCE, f"{name} is simulated: name its reference in REFERENCE"
+        if REFERENCE[name] is not None:
+            assert callable(getattr(ref, REFERENCE[name], None)), f"no reference for {name}"
+        seed = TABLE[name].seed
+        used = re.search(rf"pto\.{name}\b", CONFORMANCE) or \
+            (seed and re.search(rf"load_insn\(\s*[\"']{seed}[\"']", CONFORMANCE)) or \
+            (seed and re.search(rf"[\"']{seed}[\"']", CONFORMANCE))
+        assert used, f"{name} is simulated but no conformance case uses it"
+    else:
+        assert why and why != "not built yet", f"{name}: not simulated and no reason given"
+        assert name not in REFERENCE
+
+
+def test_simulated_names_come_from_the_registry():
+    sim = registry.simulated()
+    assert set(sim) == {n for n, u in registry.units().items() if u.sim is not None}
+    assert sim == [n for n in TABLE if n in sim]            # table order
+    assert {"TEXP", "TROWSUM", "TCVT"} <= set(sim)
+
+
+def test_seed_names_are_derived_from_units():
+    pypto.init()
+    try:
+        names = pypto.list_insns()
+        assert {"exp", "rowsum", "cast"} <= set(names)
+        for seed in names:
+            spec = pypto.isa.lookup(seed)
+            assert registry.get(spec.name).seed is not None
+    finally:
+        pypto.finalize()
+
+
+def test_registration_is_open_and_guarded():
+    u = registry.get("TADD")
+    with pytest.raises(E.PtoError, match="registered twice"):
+        registry.register(registry.Unit("TADD"))
+    with pytest.raises(E.PtoError, match="not in the ISA table"):
+        registry.register(registry.Unit("TNOPE"))
+    registry.register(registry.Unit("TLOG", sim=None), replace=False)
+    try:
+        assert registry.get("TLOG").sim is None
+        assert registry.status("TLOG")[0] is False
+    finally:
+        registry._UNITS.pop("TLOG")
+    assert registry.get("TADD") is u
+
+
+def test_info_prints_the_status_of_every_instruction(capsys):
+    from pypto.cli import main
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    for name in TABLE:
+        assert re.search(rf"{TABLE[name].opcode:#06x} {name}\s+(simulated|not simulated \[\d+\])", out), name
+    assert "vector-ISA issue" in out and "matrix issue" in out

@@ -14,8 +14,10 @@ import numpy as np
 from .errors import DTypeError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DType:
+    """One PTO element type. Each exists once (the module-level constants), so equality is
+    identity: cheap, which matters on every launch."""
     name: str          # pypto name: "float32"
     short: str         # PTO-AS mnemonic: "f32"
     itemsize: int      # bytes

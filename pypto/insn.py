@@ -21,6 +21,8 @@ from .errors import (DTypeError, DTypeMismatchError, HostMemoryError, InsnNotFou
                      OperandError, OperandIndexError, OperandNotSetError, ShapeError)
 from .ir import registry
 from .ir.verify import check_params
+from .library import kernel_for, launch_dims
+from .library.kernels import elementwise_chunks, row_chunks, row_width
 from .tensor import Tensor
 
 _UNSET = object()
@@ -178,7 +180,6 @@ class Insn:
         return dt
 
     def _check_rowreduce(self, info: dict) -> D.DType:
-        from .library.kernels import row_width
         dt = self._check_same(info)
         (sshape), (dshape) = info[0][1], info[1][1]
         if len(sshape) != 2:
@@ -229,8 +230,6 @@ class Insn:
     def _run(self, info: dict, scalar) -> None:
         """Stage numpy operands, launch the library kernel on flat (or 2-D) views in seed order,
         copy staged outputs back, free what was staged."""
-        from .library import kernel_for, launch_dims
-        from .library.kernels import elementwise_chunks, row_chunks
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
         args: list[Any] = []

@@ -3,13 +3,13 @@ is where every generated module goes, and a broken module never reaches the cach
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
-import numpy as np
 import pytest
 from numba import njit
 
 import pypto
-from pypto import pto
 from pypto.backends.base import Stats
 from pypto.backends.sim import compile as C
 
@@ -30,29 +30,36 @@ def test_every_specialisation_is_counted():
     assert stats.compiles == 2 and stats.cache_loads == 0
 
 
+CHILD = """
+import sys
+import pypto
+
+@pypto.kernel
+def k(x, z):
+    t = pto.Tile(pto.Vec, pto.int16, (2, 48))
+    pto.TLOAD(t, x)
+    pto.TMULS(t, t, 3)
+    pto.TADD(t, t, t)
+    pto.TSTORE(z, t)
+
+pypto.init(sim=pypto.SimOptions(cache_dir=sys.argv[1]))
+x = pypto.Tensor(np.arange(96, dtype=np.int16).reshape(2, 48))
+z = pypto.zeros((2, 48), pypto.int16)
+k(x, z)
+assert np.array_equal(z.numpy(), np.arange(96, dtype=np.int16).reshape(2, 48) * 6)
+"""
+
+
 def test_cache_dir_option_holds_every_generated_module(tmp_path):
-    cache = tmp_path / "kcache"
-
-    @pypto.kernel
-    def k(x, z):
-        t = pto.Tile(pto.Vec, pto.int16, (2, 48))
-        pto.TLOAD(t, x)
-        pto.TMULS(t, t, 3)
-        pto.TADD(t, t, t)
-        pto.TSTORE(z, t)
-
-    pypto.init(sim=pypto.SimOptions(cache_dir=str(cache)))
-    try:
-        x = pypto.Tensor(np.arange(96, dtype=np.int16).reshape(2, 48))
-        z = pypto.zeros((2, 48), pypto.int16)
-        k(x, z)
-        assert np.array_equal(z.numpy(), np.arange(96, dtype=np.int16).reshape(2, 48) * 6)
-    finally:
-        pypto.finalize()
+    """A fresh process (modules loaded earlier in this one are reused from memory)."""
+    cache, default = tmp_path / "kcache", tmp_path / "default"
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(default))
+    subprocess.run([sys.executable, "-c", CHILD, str(cache)], env=env, check=True)
     names = os.listdir(cache)
     assert any(n.startswith("pypto_k_") for n in names)                     # the kernel
     assert any(n.startswith("pypto_ew_scalar_mul") for n in names)          # its loop instances
     assert any(n.startswith("pypto_ew_binary_add") for n in names)
+    assert not default.exists() or not os.listdir(default)                  # nothing elsewhere
 
 
 def test_generated_source_that_does_not_parse_never_reaches_the_cache(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -106,28 +107,56 @@ def test_kernel_launches_from_several_threads(fresh, mode, reps):
     assert _in_threads(work) == [[]] * THREADS
 
 
-def test_several_threads_compile_the_same_new_kernel(fresh, tmp_path):
-    # a private cache directory and a constant no other kernel has: nothing is cached anywhere
-    pypto.init(backend="sim", sim=pypto.SimOptions(cache_dir=str(tmp_path)))
-    pypto.reset_stats()
+def _new_kernel(traced: list):
+    """A kernel no process has seen (a constant of its own) whose body sleeps while it runs, so
+    that threads launching it together all arrive while it is traced (compiled mode runs the body
+    once per trace) and reach the compiler together."""
     bias = float(random.randrange(1, 1 << 20)) + 0.5
 
-    @pypto.kernel
+    @pypto.kernel(mode="compiled")
     def add_bias(x, z):
+        traced.append(1)
+        time.sleep(0.3)
         t = pto.Tile(pto.Vec, pto.float32, (8, 64))
         pto.TLOAD(t, x[0:8, 0:64])
         pto.TADDS(t, t, bias)
         pto.TSTORE(z[0:8, 0:64], t)
 
+    return add_bias, bias
+
+
+def _launch_together(k, bias, n=THREADS):
     def work(tid):
         xh = np.arange(512, dtype=np.float32).reshape(8, 64) * (tid + 1)
         x, z = pypto.Tensor(xh), pypto.zeros((8, 64), pypto.float32)
-        add_bias(x, z)
+        k(x, z)
         return np.array_equal(z.numpy(), xh + np.float32(bias))
+    return _in_threads(work, n)
 
-    assert _in_threads(work) == [True] * THREADS
+
+def test_several_threads_compile_the_same_new_kernel(fresh, tmp_path):
+    # a private cache directory and a constant no other kernel has: nothing is cached anywhere
+    pypto.init(backend="sim", sim=pypto.SimOptions(cache_dir=str(tmp_path)))
+    for _ in range(3):
+        k, bias = _new_kernel([])
+        # traced here first (kern.ir compiles nothing), so the threads reach the compiler together
+        k.ir(pypto.zeros((8, 64), pypto.float32), pypto.zeros((8, 64), pypto.float32))
+        assert _launch_together(k, bias, 8) == [True] * 8
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "DEFECT: KernelFunction.trace_for is not locked: threads launching a not-yet-traced kernel at "
+    "once each trace it (the body runs once per thread) and each first call counts as a compile "
+    "(pypto.stats().compiles == 4 for one kernel), though the user guide says a kernel is traced "
+    "once per signature and compiled once"))
+def test_several_threads_trace_a_new_kernel_once(fresh, tmp_path):
+    pypto.init(backend="sim", sim=pypto.SimOptions(cache_dir=str(tmp_path)))
+    pypto.reset_stats()
+    traced: list = []
+    k, bias = _new_kernel(traced)
+    assert _launch_together(k, bias) == [True] * THREADS
     s = pypto.stats()
-    assert s.compiles + s.cache_loads == 1                 # compiled once, not once per thread
+    assert (len(traced), s.compiles + s.cache_loads) == (1, 1)
 
 
 # -- 11. the worker threads are reused ----------------------------------------------------------
@@ -141,12 +170,20 @@ def _sixteen_blocks(x, z):
     pto.TSTORE(z[b * 8:b * 8 + 8, 0:64], t)
 
 
+def _sim_threads():
+    return {t.ident for t in threading.enumerate() if t.name.startswith("pypto-sim")}
+
+
 def test_launches_reuse_the_worker_threads(fresh, monkeypatch):
+    for t in threading.enumerate():          # workers of sessions finalized before this test
+        if t.name.startswith("pypto-sim"):
+            t.join(timeout=10)
     pypto.init(backend="sim", sim=pypto.SimOptions(threads=4, mode="compiled"))
     xh = np.arange(16 * 8 * 64, dtype=np.float32).reshape(128, 64)
     x, z = pypto.Tensor(xh), pypto.zeros((128, 64), pypto.float32)
     _sixteen_blocks[16](x, z)                              # compile (or load) outside the count
     np.testing.assert_array_equal(z.numpy(), xh + 1)
+    workers = _sim_threads()
 
     started = []
     real_start = threading.Thread.start
@@ -168,8 +205,9 @@ def test_launches_reuse_the_worker_threads(fresh, monkeypatch):
     # a pool per launch starts 3-4 threads per launch (60-80 here)
     assert len(started) <= 4, f"{len(started)} threads started in 20 launches: {started[:8]}..."
     assert max(counts) - min(counts) <= 4, counts
-    names = {t.name for t in threading.enumerate() if t.name.startswith("pypto-sim")}
-    assert 1 <= len(names) <= 4, names
+    # the pool grows lazily up to its 4 workers, and keeps them: the first launch's are still there
+    final = _sim_threads()
+    assert workers and workers <= final and len(final) <= 4, (workers, final)
 
 
 # -- 12. never-written on-chip memory is poisoned at every launch and block ---------------------

@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import runtime
+from ..backends.base import BufferArg
 from ..errors import HostMemoryError, KernelError, TraceError
 from ..ir import passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
@@ -64,6 +66,7 @@ class KernelFunction:
         self.name = fn.__name__
         self._params = list(sig.parameters)
         self._gnames = sorted(_global_names(fn.__code__))
+        self._watched: list[str] | None = None
         self._traces: dict[Any, Kernel] = {}
         functools.update_wrapper(self, fn)
 
@@ -81,8 +84,6 @@ class KernelFunction:
         self._launch(1, *args, **kwargs)
 
     def _launch(self, block_dim: int, *args: Any, **kwargs: Any) -> None:
-        from .. import runtime
-        from ..backends.base import BufferArg
         if kwargs:
             raise KernelError(f"{self.name}: keyword arguments {sorted(kwargs)} at launch",
                               rule="kernels are launched with positional arguments, in parameter order",
@@ -176,7 +177,10 @@ class KernelFunction:
     def captured(self) -> tuple:
         """The simple-valued globals and closure variables the body reads, as (name, value)."""
         g = self.fn.__globals__
-        out = [(n, type(g[n]).__name__, g[n]) for n in self._gnames if n in g and _simple(g[n])]
+        if self._watched is None:      # modules, functions and classes are read at trace time
+            self._watched = [n for n in self._gnames
+                             if not isinstance(g.get(n), (types.ModuleType, type)) and not callable(g.get(n))]
+        out = [(n, type(g[n]).__name__, g[n]) for n in self._watched if n in g and _simple(g[n])]
         for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
@@ -215,7 +219,6 @@ class KernelFunction:
     def ir(self, *args: Any) -> str:
         """The kernel as readable PTO-style text (with each instruction's pipe), traced for these
         arguments. Works for every instruction of the table, simulated or not."""
-        from .. import runtime
         soc = runtime.current().soc
         args = tuple(a.item() if isinstance(a, np.generic) and not isinstance(a, np.bool_) else a
                      for a in args)

@@ -7,6 +7,7 @@ its own on-chip memory, poisoned at the block's start.
 """
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -25,6 +26,37 @@ from .faults import fault
 from .lib import errcodes as E
 from .memory import SimAllocator, host_array
 from .options import SimOptions
+
+
+class _Compiled:
+    """A compiled kernel: generated code, its numba function, where each launch value goes
+    (``plan``: one (kind, index, dim) per parameter) and the specialisations counted so far."""
+
+    def __init__(self, gen, fn, plan):
+        self.gen, self.fn, self.plan, self.seen = gen, fn, plan, {}
+        names = gen.params
+        self.block_slot = names.index("block_idx")
+        self.err_slot, self.ev_slot = names.index("err"), names.index("ev")
+        self.space_slots = [(i, n[3:]) for i, n in enumerate(names) if n.startswith("sp_")]
+
+
+def _plan(k: Kernel, gen) -> list[tuple[str, int, int]]:
+    """Where each generated parameter's value comes from at launch."""
+    tensors = {f"g{p.index}": i for i, p in enumerate(k.tensor_params)}
+    scalars = {f"s_{p.var.name}": i for i, p in enumerate(k.scalar_params)}
+    pos = {p.index: i for i, p in enumerate(k.tensor_params)}
+    dims = {name: (pos[idx], d) for idx, d, name in gen.shape_vars}
+    plan = []
+    for n in gen.params:
+        if n in tensors:
+            plan.append(("g", tensors[n], 0))
+        elif n in scalars:
+            plan.append(("s", scalars[n], 0))
+        elif n in dims:
+            plan.append(("n",) + dims[n])
+        else:
+            plan.append((n, 0, 0))          # block_num, or a per-worker slot
+    return plan
 
 
 class SimBackend(Backend):
@@ -78,7 +110,7 @@ class SimBackend(Backend):
             passes.run(kernel, self.soc)
             gen = codegen.generate(kernel, self.soc, self.options.cache_dir, self.options.events > 0)
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, (gen, mod.kernel, {}))
+            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen)))
             self._programs[id(kernel)] = prog
             return prog
 
@@ -88,45 +120,40 @@ class SimBackend(Backend):
             raise PtoError(f"launch: no live device allocation at {b.addr:#x}",
                            rule="kernel arguments are live device tensors",
                            fix="pass tensors made in this session and not freed")
-        n = int(np.prod(b.shape, dtype=np.int64)) * b.dtype.itemsize
-        return buf.handle[:n].view(b.dtype.storage)
+        return buf.handle[:math.prod(b.shape) * b.dtype.itemsize].view(b.dtype.storage)
 
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:
         k: Kernel = program.kernel
-        gen, fn, seen = program.artifact
-        values: dict[str, Any] = {"block_num": grid}
-        tensors = k.tensor_params
-        for p, b in zip(tensors, buffers):
-            values[f"g{p.index}"] = self._gm(b)
-        for p, v in zip(k.scalar_params, scalars):
-            values[f"s_{p.var.name}"] = v
-        shapes = {p.index: tuple(b.shape) for p, b in zip(tensors, buffers)}
-        for idx, d, name in gen.shape_vars:
-            values[name] = int(shapes[idx][d])
+        c: _Compiled = program.artifact
+        gms = [self._gm(b) for b in buffers]
+        args = [gms[x] if kind == "g" else scalars[x] if kind == "s" else int(buffers[x].shape[y])
+                if kind == "n" else grid if kind == "block_num" else None for kind, x, y in c.plan]
         ctx = LaunchContext(k.name, self.options.events)
         with self._lock:
             self.stats.launches += 1
-        blocks = list(range(grid))
         # block 0 runs on this thread first: its call compiles (or loads) the kernel once
         try:
-            self._run_blocks(gen, fn, values, blocks[:1], ctx)
+            self._run_blocks(c, args, [0], ctx)
         except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
-            if not seen:
+            if not c.seen:
                 raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
                                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                                rule="this is a pypto bug, not an error in your kernel",
                                fix="please report it with the kernel; meanwhile try "
                                    "@pypto.kernel(mode='eager')") from e
             raise
-        with self._lock:
-            C.count_new_specialisations(fn, seen, self.stats)
-        if ctx.first_fault() is None and grid > 1:
-            self._parallel(lambda part: self._run_blocks(gen, fn, values, part, ctx), blocks[1:])
-        self.last_events = ctx.events() if self.options.events else None
+        if len(c.fn.overloads) != c.seen.get("n"):
+            with self._lock:
+                C.count_new_specialisations(c.fn, c.seen, self.stats)
+        if grid > 1 and ctx.first_fault() is None:
+            self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(1, grid)))
+        if self.options.events:
+            self.last_events = ctx.events()
         bad = ctx.first_fault()
         if bad is not None:
-            raise fault(bad.err, gen.sites[int(bad.err[E.SITE])], int(bad.err[E.BLOCK]), k.name,
+            shapes = {p.index: tuple(b.shape) for p, b in zip(k.tensor_params, buffers)}
+            raise fault(bad.err, c.gen.sites[int(bad.err[E.SITE])], int(bad.err[E.BLOCK]), k.name,
                         shapes) from None
 
     def _parallel(self, run: Callable[[list[int]], None], rest: list[int]) -> None:
@@ -143,18 +170,17 @@ class SimBackend(Backend):
         for f in [pool.submit(run, rest[w::workers]) for w in range(workers)]:
             f.result()
 
-    def _run_blocks(self, gen, fn, shared: dict, blocks: list[int], ctx: LaunchContext) -> None:
+    def _run_blocks(self, c: "_Compiled", shared: list, blocks: list[int], ctx: LaunchContext) -> None:
         """Run some blocks on this thread's on-chip memory; stop at the first fault."""
         onchip = self.onchip.mine()
         rec = ctx.worker()
-        values = dict(shared)
-        for loc in gen.spaces:
-            values[f"sp_{loc}"] = onchip.spaces[loc]
-        values["err"], values["ev"], values["block_idx"] = rec.err, rec.events, 0
-        args = [values[n] for n in gen.params]
-        bi = gen.params.index("block_idx")
+        args = list(shared)
+        for i, loc in c.space_slots:
+            args[i] = onchip.spaces[loc]
+        args[c.err_slot], args[c.ev_slot] = rec.err, rec.events
+        bi, spaces, fn = c.block_slot, c.gen.spaces, c.fn
         for blk in blocks:
-            onchip.poison(gen.spaces)
+            onchip.poison(spaces)
             args[bi] = blk
             fn(*args)
             if rec.err[0] != 0:

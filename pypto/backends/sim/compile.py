@@ -46,7 +46,7 @@ def count_new_specialisations(fn, seen: dict, stats) -> None:
     """After a call of a numba dispatcher: count every type specialisation it gained since the
     last look (``seen`` holds what was counted), as a compile or a load from numba's disk cache.
     So a re-specialisation (a new argument type) shows in pypto.stats() like a first compile."""
-    n = len(fn.signatures)
+    n = len(fn.overloads)
     old = seen.get("n", 0)
     if n <= old:
         return

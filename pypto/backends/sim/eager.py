@@ -175,7 +175,7 @@ class EagerExecutor(Builder):
         fn, _ = trampoline(c, len(args), self.cache_dir)
         fn(*args)
         seen = _SEEN.setdefault(id(fn), {})
-        if len(fn.signatures) != seen.get("n", 0):
+        if len(fn.overloads) != seen.get("n", 0):
             with _LOCK:
                 C.count_new_specialisations(fn, seen, self.stats)
         if self.rec.err[0] != 0:

@@ -32,7 +32,9 @@ def test_every_specialisation_is_counted():
 
 CHILD = """
 import sys
+import numpy as np
 import pypto
+from pypto import pto
 
 @pypto.kernel
 def k(x, z):

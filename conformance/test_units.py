@@ -20,6 +20,7 @@ saturation over every pair is ``@pytest.mark.slow``.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import zlib
 from typing import Any
@@ -487,7 +488,7 @@ def cvt_specials(src: Any, dst: Any) -> np.ndarray:
                     ref.E4M3: [0x7F, 0xFF], ref.E5M2: [0x7D, 0xFE, 0x7C, 0xFC]}[s]
         return np.concatenate([x, from_bits(nan_bits, s)])
     info = np.iinfo(s)
-    ints = {int(v) for v in vals if np.isfinite(v) and float(v).is_integer()}
+    ints = {int(v) for v in vals if isinstance(v, int) or (math.isfinite(v) and float(v).is_integer())}
     ints |= {int(info.min), int(info.max), int(info.min) + 1, int(info.max) - 1, -1, 0, 1,
              2049, 2051, 65519, 65520, 70000, 2 ** 24 + 1, 2 ** 24 + 3, 2 ** 31 - 1, 2 ** 53 + 1,
              2 ** 63 - 1, -(2 ** 24) - 1}

@@ -32,10 +32,21 @@ def view_shape_mismatch(instr: str, view_rc, tile: str, tile_valid, layout: str)
 
 
 def gm_out_of_bounds(tensor: str, shape, what: str, value, limit) -> GMBoundsError:
+    if what.endswith("extent") and value < 0:       # the bound is extent - 1 >= 0
+        return empty_window(tensor, shape, what[:-len(" extent")], value + 1)
     return GMBoundsError(
         f"view of {tensor} (shape {tuple(shape)}): {what} = {value} is outside 0..{limit}",
         rule="a GM view must stay inside its tensor",
         fix="clamp the window with pto.min(...) and give the tile a matching valid region")
+
+
+def empty_window(tensor: str, shape, dim: str, extent) -> GMBoundsError:
+    return GMBoundsError(
+        f"view of {tensor} (shape {tuple(shape)}): {dim} is empty ({extent} elements)",
+        rule="a GM view has at least one element in every dim: TLOAD and TSTORE move at least one "
+             "element, so a tile with an empty valid region has nothing to move",
+        fix="skip the TLOAD/TSTORE when the window is empty (loop only over non-empty chunks, "
+            "e.g. pto.range up to the number of rows that are left)")
 
 
 def valid_out_of_range(tile: str, rows, cols, cap_rows: int, cap_cols: int) -> ValidRegionError:

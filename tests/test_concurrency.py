@@ -144,11 +144,6 @@ def test_several_threads_compile_the_same_new_kernel(fresh, tmp_path):
         assert _launch_together(k, bias, 8) == [True] * 8
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "DEFECT: KernelFunction.trace_for is not locked: threads launching a not-yet-traced kernel at "
-    "once each trace it (the body runs once per thread) and each first call counts as a compile "
-    "(pypto.stats().compiles == 4 for one kernel), though the user guide says a kernel is traced "
-    "once per signature and compiled once"))
 def test_several_threads_trace_a_new_kernel_once(fresh, tmp_path):
     pypto.init(backend="sim", sim=pypto.SimOptions(cache_dir=str(tmp_path)))
     pypto.reset_stats()

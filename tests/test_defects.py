@@ -85,13 +85,7 @@ def _no_tail(x, z):                      # the user guide's no_tail
         pto.TSTORE(z[i * 16:i * 16 + 16, 0:100], t)
 
 
-@pytest.mark.parametrize("mode", [
-    "compiled",
-    pytest.param("eager", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="DEFECT: eager mode's GMBoundsError has no 'Note: GM outputs of this "
-                            "launch may be partly written' line (backends/sim/backend.py run_eager "
-                            "never calls .noted(faults.PARTIAL))")),
-])
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
 def test_04_fault_part_way_says_outputs_may_be_partly_written(mode):
     x = pypto.Tensor(np.ones((300, 100), np.float32))
     z = pypto.zeros((300, 100), pypto.float32)
@@ -184,12 +178,7 @@ def _np_in_expressions(x, z, h):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", [
     "dsl_arguments",
-    pytest.param("scalar_expressions", marks=pytest.mark.xfail(
-        strict=True, raises=E.TraceError, reason="DEFECT: numpy ints in runtime scalar expressions raise TraceError "
-                            "'cannot combine int64 np.int64(8) with a runtime scalar' (and no Fix: "
-                            "line): pto.min/pto.max with a numpy int in either mode, and "
-                            "`h + np.int64(0)`, `h * np.int64(1)`, `h // np.int64(1)` in compiled "
-                            "mode (`np.int64(1) * h` works); Python ints work everywhere")),
+    "scalar_expressions",
 ])
 def test_06_numpy_scalars_are_accepted(case, mode):
     if case == "dsl_arguments":
@@ -327,12 +316,7 @@ def _negative_address(x, z):
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param("empty_window-compiled", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="DEFECT: compiled mode says 'view of x (shape (8, 64)): dim 0 extent = "
-                            "-1 is outside 0..7' for an empty runtime window x[0:h, :] with h = 0")),
-    pytest.param("empty_window-eager", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="DEFECT: eager mode's GMBoundsError 'x[...]: empty slice 0:0 in dim 0' "
-                            "has a Rule: line but no Fix: line")),
+    "empty_window-compiled", "empty_window-eager",
     "negative_address-compiled", "negative_address-eager", "tensor_2**70",
     "none_argument-compiled", "none_argument-eager",
 ])

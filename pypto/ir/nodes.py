@@ -5,10 +5,13 @@ is a plain function over it. Tracing builds it; eager mode builds the same nodes
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Union
+
+import numpy as np
 
 from ..errors import TraceError
 
@@ -99,11 +102,15 @@ ExprLike = Union[int, float, Expr]
 
 
 def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
-    """Build ``a op b``, folding constants and trivial identities."""
+    """Build ``a op b``, folding constants and trivial identities (numpy numbers act as the
+    Python numbers they hold)."""
+    a = a.item() if isinstance(a, (np.integer, np.floating)) else a
+    b = b.item() if isinstance(b, (np.integer, np.floating)) else b
     for x in (a, b):
         if not isinstance(x, (int, float, Expr)) or isinstance(x, bool):
             raise TraceError(f"cannot combine {type(x).__name__} {x!r} with a runtime scalar",
-                             rule="kernel scalars are ints, floats or runtime scalar expressions")
+                             rule="kernel scalars are ints, floats or runtime scalar expressions",
+                             fix="use an int or float (or a numpy number) here")
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         r = _FOLD[op](a, b)
         if isinstance(r, int) and not isinstance(r, RtInt) and (isinstance(a, RtInt) or isinstance(b, RtInt)):
@@ -213,7 +220,7 @@ class TileType:
         return {("RowMajor", "RowMajor"): "Zz", ("ColMajor", "RowMajor"): "Nz",
                 ("RowMajor", "ColMajor"): "Zn", ("ColMajor", "ColMajor"): "Nn"}[(self.blayout, self.slayout)]
 
-    @property
+    @functools.cached_property
     def inner(self) -> tuple[int, int]:
         """The inner box (InnerRows, InnerCols) of pto-isa-semantics 3.1; (1, 1) when unboxed."""
         c0 = 32 // self.dtype.itemsize
@@ -225,7 +232,7 @@ class TileType:
             return 16, 2
         return (16, c0) if self.slayout == "RowMajor" else (c0, 16)
 
-    @property
+    @functools.cached_property
     def desc(self) -> tuple[int, int, int, int, int, int]:
         """The layout descriptor every simulator implementation addresses a tile through:
         (IR, IC, BRS, BCS, irs, ics) with storage offset of logical (r, c) =

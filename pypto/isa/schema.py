@@ -128,6 +128,8 @@ class Instr:
         """The operand slots a use with n operands fills: optional slots are left out from the
         last one backwards (TMATMUL_ACC(cOut, a, b) leaves out cIn)."""
         drop = len(self.operands) - n
+        if drop <= 0:
+            return self.operands
         keep = list(self.operands)
         for i in range(len(keep) - 1, -1, -1):
             if drop <= 0:

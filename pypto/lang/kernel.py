@@ -13,6 +13,7 @@ import dis
 import functools
 import inspect
 import os
+import threading
 import types
 from typing import Any, Callable
 
@@ -68,6 +69,7 @@ class KernelFunction:
         self._gnames = sorted(_global_names(fn.__code__))
         self._watched: list[str] | None = None
         self._traces: dict[Any, Kernel] = {}
+        self._lock = threading.RLock()
         functools.update_wrapper(self, fn)
 
     # -- launching ---------------------------------------------------------------------------
@@ -194,8 +196,11 @@ class KernelFunction:
         key = (specs, soc.name, self.captured())
         k = self._traces.get(key)
         if k is None:
-            k = self._trace(specs, soc)
-            self._traces[key] = k
+            with self._lock:              # threads launching a new signature at once trace once
+                k = self._traces.get(key)
+                if k is None:
+                    k = self._trace(specs, soc)
+                    self._traces[key] = k
         return k
 
     def run_body(self, builder, args: list) -> None:

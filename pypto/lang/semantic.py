@@ -207,8 +207,7 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
                                             fix="write the absolute index"), site)
             ext = binop("-", stop, start)
             if _static_int(ext) and ext <= 0:
-                raise _at(GMBoundsError(f"{tensor.name}[...]: empty slice {start}:{stop} in dim {d}",
-                                        rule="every GM view extent must be >= 1"), site)
+                raise _at(Dx.empty_window(tensor.name, tensor.shape, f"dim {d}", ext), site)
             for b in (_bound(f"dim {d} stop", stop, dim, site, tensor),
                       _bound(f"dim {d} extent", binop("-", ext, 1), binop("-", dim, 1), site, tensor),
                       _bound(f"dim {d} start", start, binop("-", dim, 1), site, tensor)):

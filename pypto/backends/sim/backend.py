@@ -22,7 +22,7 @@ from . import codegen
 from . import compile as C
 from .context import LaunchContext, OnChipPool
 from .eager import EagerExecutor
-from .faults import fault
+from .faults import PARTIAL, fault
 from .lib import errcodes as E
 from .memory import SimAllocator, host_array
 from .options import SimOptions
@@ -201,6 +201,8 @@ class SimBackend(Backend):
             try:
                 body(ex)
             except PtoError as e:
+                if (blk > 0 or ex.stored) and e.note is None:
+                    e.noted(PARTIAL)
                 raise e.located(f"kernel {name}, block {blk}") from None
 
     def close(self) -> None:

@@ -82,6 +82,7 @@ class EagerExecutor(Builder):
         self.tile_names: set[str] = set()
         self.placement = Placement(soc)
         self.rec = WorkerRecord()
+        self.stored = False                      # has this block written GM yet?
         self._hw: dict[str, int] = {}          # bytes of each space poisoned in this block
         self._loops: list[_Loop] = []
         self._epoch = 0                          # advances with every eager loop iteration
@@ -181,7 +182,7 @@ class EagerExecutor(Builder):
         if self.rec.err[0] != 0:
             err = self.rec.err.copy()
             self.rec.err[:] = 0
-            raise fault(err, node, self.block, self.kernel)
+            raise fault(err, node, self.block, self.kernel, partial=self.block > 0 or self.stored)
 
     def emit(self, stmt: Stmt) -> None:
         """Run the statement now (flags have no effect: every pipe runs in program order)."""
@@ -193,6 +194,8 @@ class EagerExecutor(Builder):
             raise (e.located(str(stmt.site)) if stmt.site else e) from None
         for c in calls:
             self._run(c, stmt)
+        if isinstance(stmt, InstrNode) and stmt.name == "TSTORE":
+            self.stored = True
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
         elif isinstance(stmt, Assign):

@@ -13,6 +13,7 @@ them on the spot. Argument forms (tuples, so both renderers dispatch on the tag)
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ def lib(path: str) -> Fn:
     return Fn(f"{LIB}.{mod}", name)
 
 
+@functools.lru_cache(maxsize=None)
 def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
     """An instance of an elementwise loop template (lib/elementwise.py)."""
     src, prefix, fn = EW.instance(form, opmod, op, codec)

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-full bench clean
 
 $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
@@ -16,12 +16,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@for f in examples/step*.py; do $(PY) $$f || exit 1; done
 
+# The quick tier (CI): every instruction and dtype on a few shapes. The full tier adds the
+# cases marked slow (exhaustive sweeps, large shapes).
 test: $(STAMP)
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" tests conformance
+
+test-full: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
 
 bench: $(STAMP)
 	$(PY) benchmarks/seed_table.py
 	$(PY) benchmarks/throughput.py
+	$(PY) benchmarks/compile_time.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

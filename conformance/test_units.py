@@ -594,6 +594,28 @@ def test_cvt_runtime_region_writes_only_valid(soc):
             run_cvt_observe(soc, s, d, m, sat, vr, vc, rng)
 
 
+@pytest.mark.parametrize("pair", [("f32", "bf16"), ("f32", "i32"), ("i16", "f32")],
+                         ids="{0[0]}>{0[1]}".format)
+def test_cvt_odd_on_other_pairs(soc, pair):
+    """CAST_ODD exists for f32 -> f16 only: on a5 TCVT leaves dst exactly as it was (checked
+    against the prefill itself, not only through the reference); a2a3 uses CAST_NONE."""
+    s, d = pair
+    if not ref.is_cvt_legal(s, d, soc):
+        pytest.skip(f"{s} -> {d} does not exist on {soc}")
+    rng = rng_for("odd-other", soc, pair)
+    x = cvt_inputs(rng, s, d, (CR, CC))
+    prefill = random_values(rng, d, (CR, CC))
+    z = T(sentinel((CR, CC), d))
+    cvt_observe_kernel("CAST_ODD", None)(T(x), T(prefill), z, 5, 37)
+    got = z.numpy()
+    if soc == "a5":
+        assert_bits_equal(got, prefill, inputs={"x": x}, what=f"a5 CAST_ODD {s}->{d}: dst unchanged")
+    else:
+        expected = prefill.copy()
+        expected[:5, :37] = ref.cast(x[:5, :37], s, d, soc, "CAST_NONE")[0]
+        assert_bits_equal(got, expected, inputs={"x": x}, what=f"a2a3 CAST_ODD {s}->{d} = CAST_NONE")
+
+
 def test_cvt_property(soc):
     @PROPERTY
     @given(case=st.sampled_from(observe_cases(soc)), vr=st.integers(1, CR), vc=st.integers(1, CC),

@@ -6,10 +6,12 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from numba import njit
 
 import pypto
+from pypto import pto
 from pypto.backends.base import Stats
 from pypto.backends.sim import compile as C
 
@@ -34,6 +36,7 @@ CHILD = """
 import sys
 import numpy as np
 import pypto
+from pypto import pto
 from pypto import pto
 
 @pypto.kernel
@@ -68,3 +71,49 @@ def test_generated_source_that_does_not_parse_never_reaches_the_cache(tmp_path):
     with pytest.raises(pypto.PtoError, match="invalid simulator code"):
         C.load_module("def kernel(:\n    pass\n", str(tmp_path), "k")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
+    """A kernel longer than codegen.CHUNK top-level statements is cut into separately compiled
+    chunks (compile time linear in length, benchmarks/compile_time.py); dynamic valid regions set
+    in one chunk are seen in the next, and loops stay whole."""
+    from pypto.backends.sim import codegen
+
+    @pypto.kernel(mode=mode)
+    def k(x, z, w):
+        t = pto.Tile(pto.Vec, pto.float32, (4, 16), valid=pto.DYNAMIC)
+        u = pto.Tile(pto.Vec, pto.float32, (4, 16))
+        t.set_valid(4, w)
+        pto.TLOAD(t, x[0:4, 0:w])
+        for i in range(12):                               # unrolled: many top-level statements
+            pto.TADDS(t, t, float(i))
+        for r in pto.range(3):                            # a runtime loop stays in one chunk
+            pto.TMULS(t, t, 2.0)
+        pto.TLOAD(u, x)
+        for i in range(10):
+            pto.TADD(u, u, u)
+        pto.TSTORE(z[0:4, 0:w], t)
+
+    pypto.init()
+    try:
+        xh = np.arange(64, dtype=np.float32).reshape(4, 16) / 7
+        x, z = pypto.Tensor(xh), pypto.zeros((4, 16), pypto.float32)
+        k(x, z, 11)
+        want = np.zeros((4, 16), np.float32)
+        acc = xh[:, :11].copy()
+        for i in range(12):
+            acc = acc + np.float32(i)
+        for _ in range(3):
+            acc = acc * np.float32(2.0)
+        want[:, :11] = acc
+        assert np.array_equal(z.numpy(), want)
+        if mode == "compiled":
+            be = pypto.runtime.current().backend
+            src = next(p for p in be._programs.values() if p.kernel.name == "k").artifact.gen.source
+            assert "_chunk1" in src and "xcall(_chunk0)" in src
+            assert len([ln for ln in src.splitlines() if ln.startswith("def _chunk")]) == \
+                -(-len(next(p for p in be._programs.values() if p.kernel.name == "k").kernel.body)
+                  // codegen.CHUNK)
+    finally:
+        pypto.finalize()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...errors import PtoError
 from ...ir.nodes import (Assign, BinOp, Expr, For, InstrNode, Kernel, ScalarParam, SetValid, Stmt,
-                         Sync, TensorParam, TileVar, Var)
+                         Sync, TensorParam, TileVar, Var, walk)
 from ...isa.schema import PIPES
 from . import compile as C
 from . import lowering as L
@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 from pypto.backends.sim.lib.ops import scalar_f16 as _sf16, scalar_bf16 as _sbf16
 from pypto.backends.sim.lib.context import record as _record
+from pypto.backends.sim.lib.xcall import xcall
 """
 _PY_OPS = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%"}
 _SCALAR = {"f32": "np.float32({})", "f16": "_sf16(np.float64({}))", "bf16": "_sbf16(np.float64({}))"}
@@ -64,6 +65,7 @@ class _Gen:
         self.lines: list[str] = []
         self.sites: list[Stmt] = []
         self.imports: dict[tuple[str, str], str] = {}
+        self.dyn: dict[int, int] = {}        # dynamic tile id -> its slot in vv (rows, cols)
 
     def fn(self, f: L.Fn) -> str:
         module, _ = C.resolve(f, self.cache_dir)
@@ -76,7 +78,8 @@ class _Gen:
         tag = a[0]
         if tag == "tile":
             t = a[1]
-            vr, vc = (f"vr_{t.id}", f"vc_{t.id}") if t.dynamic else (expr(t.valid[0]), expr(t.valid[1]))
+            vr, vc = (f"vv[{self.dyn[t.id]}]", f"vv[{self.dyn[t.id] + 1}]") if t.dynamic \
+                else (expr(t.valid[0]), expr(t.valid[1]))
             return f"v_{t.id}, {vr}, {vc}, lay_{t.id}"
         if tag == "int":
             return expr(a[1])
@@ -123,8 +126,8 @@ class _Gen:
                 pipe = PIPES.index(s.pipe) if s.pipe in PIPES else -1
                 self.emit(f"_record(ev, {len(self.sites) - 1}, block_idx, {pipe}, np.int64(0))", depth)
             if isinstance(s, SetValid):
-                self.emit(f"vr_{s.tile.id} = {expr(s.rows)}", depth)
-                self.emit(f"vc_{s.tile.id} = {expr(s.cols)}", depth)
+                self.emit(f"vv[{self.dyn[s.tile.id]}] = {expr(s.rows)}", depth)
+                self.emit(f"vv[{self.dyn[s.tile.id] + 1}] = {expr(s.cols)}", depth)
             elif isinstance(s, Assign):
                 self.view(s.tile, f"({expr(s.addr)})", depth)
             elif isinstance(s, For):
@@ -137,7 +140,28 @@ class _Gen:
             self.emit("pass", depth)
 
 
+CHUNK = 16       # top-level statements per separately compiled chunk of a long kernel
+
+
+def _tiles_in(stmts: list[Stmt]) -> list[TileVar]:
+    seen: dict[int, TileVar] = {}
+    for s in walk(stmts):
+        ts = [x for x in s.operands if isinstance(x, TileVar)] if isinstance(s, InstrNode) else \
+            [s.tile] if isinstance(s, (SetValid, Assign)) else []
+        for t in ts:
+            seen.setdefault(t.id, t)
+    return list(seen.values())
+
+
+def _prologue(g: _Gen, tiles: list[TileVar]) -> None:
+    for t in tiles:
+        g.emit(f"lay_{t.id} = ({', '.join(f'np.int64({x})' for x in t.type.desc)})", 1)
+        g.view(t, repr(t.addr if isinstance(t.addr, int) else 0), 1)
+
+
 def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
+    """The kernel's module. A long kernel is cut into chunks of CHUNK top-level statements, each
+    its own cached function called through xcall, so compile time grows linearly with length."""
     g = _Gen(soc, cache_dir, events)
     params: list[str] = []
     shape_vars: list[tuple[int, int, str]] = []
@@ -158,14 +182,33 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
         spaces[t.type.loc] = min(sp.capacity, max(spaces.get(t.type.loc, 0), end))
     params += ["block_idx", "block_num"] + [f"sp_{loc}" for loc in sorted(spaces)] + ["err", "ev"]
     for t in k.tiles:
-        g.emit(f"lay_{t.id} = ({', '.join(f'np.int64({x})' for x in t.type.desc)})", 1)
-        g.view(t, repr(t.addr if isinstance(t.addr, int) else 0), 1)
         if t.dynamic:
-            g.emit(f"vr_{t.id} = np.int64({t.type.rows})", 1)
-            g.emit(f"vc_{t.id} = np.int64({t.type.cols})", 1)
-    g.stmts(k.body, 1)
-    imports = [f"from {m} import {n} as {alias}" for (m, n), alias in g.imports.items()]
-    src = module_source(f"kernel {k.name} ({k.source}); soc {k.soc}", imports, params, g.lines)
+            g.dyn[t.id] = 2 * len(g.dyn)
+    init = [f"    vv = np.empty({max(2 * len(g.dyn), 1)}, np.int64)"]
+    for t in k.tiles:
+        if t.dynamic:
+            init.append(f"    vv[{g.dyn[t.id]}] = {t.type.rows}")
+            init.append(f"    vv[{g.dyn[t.id] + 1}] = {t.type.cols}")
+    runtime_assign = any(isinstance(s, Assign) and isinstance(s.addr, Expr) for s in walk(k.body))
+    chunks: list[str] = []
+    if len(k.body) <= CHUNK or runtime_assign:
+        _prologue(g, k.tiles)
+        g.stmts(k.body, 1)
+        body = init + g.lines
+    else:
+        body = list(init)
+        for n, i in enumerate(range(0, len(k.body), CHUNK)):
+            part = k.body[i:i + CHUNK]
+            g.lines = []
+            _prologue(g, _tiles_in(part))
+            g.stmts(part, 1)
+            chunks.append(f"\n\n{JIT}\ndef _chunk{n}({', '.join(params)}, vv):\n" + "\n".join(g.lines) +
+                          f"\n\n\n_xchunk{n} = xcall(_chunk{n})\n")
+            body += [f"    _xchunk{n}({', '.join(params)}, vv)", "    if err[0] != 0:", "        return"]
+    # each implementation is called through xcall: compiled once, never inlined into the kernel
+    imports = [f"from {m} import {n} as {alias}_impl\n{alias} = xcall({alias}_impl)"
+               for (m, n), alias in g.imports.items()] + chunks
+    src = module_source(f"kernel {k.name} ({k.source}); soc {k.soc}", imports, params, body)
     return Generated(src, params, g.sites, shape_vars, spaces)
 
 

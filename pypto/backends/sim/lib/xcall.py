@@ -1,0 +1,83 @@
+"""Call a separately compiled numba function without letting LLVM inline it into the caller.
+
+numba links a callee's code into every caller, and LLVM then inlines it: a generated kernel of N
+instructions became one huge function whose optimisation grew faster than N (a minute for 256
+instructions). ``xcall(f)`` is an intrinsic that calls ``f``'s compiled entry point through an
+external symbol instead: each implementation is compiled once per argument types (and cached on
+disk as usual), and a kernel's own compile time grows with its length only.
+
+A kernel cached on disk records which symbols it needs; numba runs the recorded hook before
+loading it in a new process, which compiles (or loads) the callee and defines the symbol again.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import threading
+
+import llvmlite.binding as llvm
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+_DONE: dict = {}
+_LOCK = threading.RLock()
+
+
+def _register(disp, argtypes) -> tuple[str, object]:
+    """Compile (or load) ``disp`` for ``argtypes`` and export its entry point under a stable name."""
+    key = (disp.py_func.__module__, disp.py_func.__qualname__, tuple(argtypes))
+    with _LOCK:
+        if key not in _DONE:
+            cres = disp.overloads.get(key[2])
+            if cres is None:
+                disp.compile(key[2])
+                cres = disp.overloads[key[2]]
+            name = "pypto.xcall." + hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+            llvm.add_symbol(name, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+            _DONE[key] = (name, cres.signature)
+        return _DONE[key]
+
+
+class _Reload:
+    """Pickled into a cached caller; numba calls it before loading the caller's object code in a
+    new process, so the external symbol exists again."""
+
+    def __init__(self, module: str, qualname: str, argtypes):
+        self.key = (module, qualname, tuple(argtypes))
+
+    def __call__(self) -> None:
+        obj = importlib.import_module(self.key[0])
+        for part in self.key[1].split("."):
+            obj = getattr(obj, part)
+        _register(obj, self.key[2])
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Reload) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def xcall(disp):
+    """An intrinsic calling the njit dispatcher ``disp`` through an external symbol."""
+    @intrinsic(prefer_literal=True)
+    def call(typingctx, *args):
+        found = typingctx.resolve_function_type(typingctx.resolve_value_type(disp), args, {})
+        if found is None:
+            raise TypingError(f"{disp.py_func.__qualname__} cannot take {args}")
+        name, sig = _register(disp, found.args)
+
+        def codegen(context, builder, _sig, llargs):
+            got = cgutils.unpack_tuple(builder, llargs[0], len(args))
+            vals = [context.cast(builder, v, a, t) for v, a, t in zip(got, args, sig.args)]
+            fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
+            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+            status, res = context.call_conv.call_function(builder, fn, sig.return_type, sig.args, vals)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            context.active_code_library._reload_init.add(
+                _Reload(disp.py_func.__module__, disp.py_func.__qualname__, sig.args))
+            return res
+        return sig.return_type(types.StarArgTuple.from_types(args)), codegen
+    return call

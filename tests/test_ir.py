@@ -177,3 +177,32 @@ def test_ir_of_unsimulated_instructions_shows_their_pipes():
             k(x, z)
     finally:
         pypto.finalize()
+
+
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+def test_event_buffer_records_instruction_block_and_pipe(mode):
+    """SimOptions(events=N): each executed instruction leaves (site, block, pipe, order), the same
+    in both modes, for the cost model and timeline to come."""
+    from pypto.isa.schema import PIPES
+
+    @pypto.kernel
+    def k(x, z):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 8))
+        for i in pto.range(2):
+            pto.TLOAD(t, x[pto.block_idx(), 0:8])
+            pto.TADDS(t, t, 1.0)
+            pto.TSTORE(z[pto.block_idx(), 0:8], t)
+
+    pypto.init(sim=pypto.SimOptions(mode=mode, events=64, threads=2))
+    try:
+        x, z = pypto.Tensor(np.zeros((3, 8), np.float32)), pypto.zeros((3, 8), pypto.float32)
+        k[3](x, z)
+        be = pypto.runtime.current().backend
+        ev = be.last_events
+        assert ev.shape == (3 * 2 * 3, 4)
+        names = [be.last_event_sites[s].name for s in ev[:, 0]]
+        assert names == ["TLOAD", "TADDS", "TSTORE"] * 6
+        assert list(ev[:, 1]) == [b for b in range(3) for _ in range(6)]
+        assert [PIPES[p] for p in ev[:, 2]] == ["MTE2", "V", "MTE3"] * 6
+    finally:
+        pypto.finalize()

@@ -71,6 +71,10 @@ class SimBackend(Backend):
         self._programs: dict[int, Program] = {}
         self._lock = threading.RLock()
         self._pool: ThreadPoolExecutor | None = None
+        # with SimOptions(events=N): the last launch's events, rows of (site, block, pipe code,
+        # sequence number), and the IR node of each site
+        self.last_events: np.ndarray | None = None
+        self.last_event_sites: list = []
 
     # -- memory hooks ------------------------------------------------------------------------
     def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:
@@ -149,7 +153,7 @@ class SimBackend(Backend):
         if grid > 1 and ctx.first_fault() is None:
             self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(1, grid)))
         if self.options.events:
-            self.last_events = ctx.events()
+            self.last_events, self.last_event_sites = ctx.events(), c.gen.sites
         bad = ctx.first_fault()
         if bad is not None:
             shapes = {p.index: tuple(b.shape) for p, b in zip(k.tensor_params, buffers)}
@@ -195,15 +199,19 @@ class SimBackend(Backend):
                                                    buffers)}
         with self._lock:
             self.stats.launches += 1
+        ctx = LaunchContext(name, self.options.events)
+        sites: list = []
         for blk in range(grid):
             ex = EagerExecutor(self.soc, name, gm, self.onchip.mine(), blk, grid, self.options,
-                               self.stats)
+                               self.stats, ctx.worker(), sites)
             try:
                 body(ex)
             except PtoError as e:
                 if (blk > 0 or ex.stored) and e.note is None:
                     e.noted(PARTIAL)
                 raise e.located(f"kernel {name}, block {blk}") from None
+        if self.options.events:
+            self.last_events, self.last_event_sites = ctx.events(), sites
 
     def close(self) -> None:
         super().close()

@@ -124,7 +124,7 @@ class _Gen:
                 self.call(c, s, depth)
             if isinstance(s, InstrNode) and self.events:
                 pipe = PIPES.index(s.pipe) if s.pipe in PIPES else -1
-                self.emit(f"_record(ev, {len(self.sites) - 1}, block_idx, {pipe}, np.int64(0))", depth)
+                self.emit(f"_record(ev, {len(self.sites) - 1}, block_idx, {pipe}, np.int64(ev[0, 0]))", depth)
             if isinstance(s, SetValid):
                 self.emit(f"vv[{self.dyn[s.tile.id]}] = {expr(s.rows)}", depth)
                 self.emit(f"vv[{self.dyn[s.tile.id] + 1}] = {expr(s.cols)}", depth)

@@ -80,10 +80,11 @@ class LaunchContext:
         return min(bad, key=lambda r: int(r.err[E.BLOCK])) if bad else None
 
     def events(self) -> np.ndarray:
-        """All recorded events, rows of (site, block, pipe, seq), sorted by block then order."""
+        """All recorded events, rows of (site, block, pipe code, order in its worker's buffer),
+        sorted by block, then in the order they ran."""
         rows = [r.events[1:1 + min(int(r.events[0, 0]), len(r.events) - 1)] for r in self.records]
         rows = [x for x in rows if len(x)]
         if not rows:
             return np.zeros((0, 4), np.int64)
         allr = np.concatenate(rows)
-        return allr[np.lexsort((np.arange(len(allr)), allr[:, 1]))]
+        return allr[np.lexsort((allr[:, 3], allr[:, 1]))]

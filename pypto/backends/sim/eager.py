@@ -16,11 +16,13 @@ from ...ir.executor import LOOP_EXIT, Builder
 from ...ir.nodes import Assign, ExprLike, InstrNode, RtInt, SetValid, Stmt, TileVar
 from ...ir.placement import Placement
 from ...ir.effects import annotate_node
+from ...isa.schema import PIPES
 from . import codegen
 from . import compile as C
 from . import lowering as L
 from .context import OnChip, WorkerRecord
 from .faults import fault
+from .lib.context import record
 
 _TRAMPOLINES: dict[tuple, object] = {}
 _SEEN: dict[int, dict] = {}          # per trampoline: the specialisations already counted
@@ -74,14 +76,16 @@ class EagerExecutor(Builder):
     eager = True
 
     def __init__(self, soc, kernel: str, gm: dict[int, np.ndarray], onchip: OnChip, block: int,
-                 nblocks: int, options, stats):
+                 nblocks: int, options, stats, rec: WorkerRecord | None = None,
+                 sites: list | None = None):
         self.soc, self.kernel, self.gm, self.onchip = soc, kernel, gm, onchip
         self.block, self.nblocks = block, nblocks
         self.cache_dir, self.stats = options.cache_dir, stats
         self.tiles: list[TileVar] = []
         self.tile_names: set[str] = set()
         self.placement = Placement(soc)
-        self.rec = WorkerRecord()
+        self.rec = rec if rec is not None else WorkerRecord()
+        self.sites = sites if sites is not None else []      # event site id -> IR node
         self.stored = False                      # has this block written GM yet?
         self._hw: dict[str, int] = {}          # bytes of each space poisoned in this block
         self._loops: list[_Loop] = []
@@ -194,8 +198,13 @@ class EagerExecutor(Builder):
             raise (e.located(str(stmt.site)) if stmt.site else e) from None
         for c in calls:
             self._run(c, stmt)
-        if isinstance(stmt, InstrNode) and stmt.name == "TSTORE":
-            self.stored = True
+        if isinstance(stmt, InstrNode):
+            self.stored = self.stored or stmt.name == "TSTORE"
+            ev = self.rec.events
+            if len(ev) > 1:                   # SimOptions(events=N): the same rows compiled code writes
+                self.sites.append(stmt)
+                pipe = PIPES.index(stmt.pipe) if stmt.pipe in PIPES else -1
+                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]))
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
         elif isinstance(stmt, Assign):

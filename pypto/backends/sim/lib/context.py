@@ -1,8 +1,8 @@
 """Numba side of the per-launch runtime context (backends/sim/context.py): the event buffer.
 
 ``ev`` is an int64 array of shape (capacity + 1, 4); row 0 holds the count of events written,
-rows 1.. one event each: (site id, block, pipe code, per-block sequence number). Events past
-the capacity are counted but dropped.
+rows 1.. one event each: (site id, block, pipe code, order in this buffer). Events past the
+capacity are counted but dropped.
 """
 from numba import njit
 

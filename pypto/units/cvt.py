@@ -23,12 +23,16 @@ from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import covers
 from ..backends.sim.lib.convert import CODES, SAT_WRAP, cvt_bits, cvt_f32, resolve
 from ..backends.sim.lib.layout import offset
+from ..backends.sim.lib.xcall import xcall
 from ..ir.nodes import Effect
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 DEFAULT_RMODE = "CAST_NONE"
+# The element conversion is large: called through xcall it is compiled once per source storage
+# type, not again inside every (dst, src) specialisation of the loops below.
+_cvt_bits, _cvt_f32 = xcall(cvt_bits), xcall(cvt_f32)
 
 
 @njit(**_J)
@@ -37,7 +41,7 @@ def tcvt(dst, dvr, dvc, dl, src, svr, svc, sl, scode, dcode, rmode, sat, err):
         return
     for r in range(dvr):
         for c in range(dvc):
-            dst[offset(dl, r, c)] = cvt_bits(src[offset(sl, r, c)], scode, dcode, rmode, sat)
+            dst[offset(dl, r, c)] = _cvt_bits(src[offset(sl, r, c)], scode, dcode, rmode, sat)
 
 
 @njit(**_J)
@@ -46,7 +50,7 @@ def tcvt_to_f32(dst, dvr, dvc, dl, src, svr, svc, sl, scode, rmode, sat, err):
         return
     for r in range(dvr):
         for c in range(dvc):
-            dst[offset(dl, r, c)] = cvt_f32(src[offset(sl, r, c)], scode, rmode, sat)
+            dst[offset(dl, r, c)] = _cvt_f32(src[offset(sl, r, c)], scode, rmode, sat)
 
 
 def effective(node, soc) -> tuple[int, int, bool]:

@@ -1,6 +1,6 @@
 """Compile time against kernel length: a kernel of N unrolled slots of (TLOAD, TLOAD, TADD,
-TSTORE) on 2x16 int32 tiles, timed to its first result with an empty kernel cache, each N in a
-fresh process. Compile time should grow at most linearly with the number of instructions: the
+TSTORE) on 2x16 int32 tiles, at the top level and inside one runtime loop (pto.range), timed to
+its first result with an empty kernel cache, each N in a fresh process. Compile time should grow at most linearly with the number of instructions: the
 last column (seconds per instruction) should stay flat.
 
     python benchmarks/compile_time.py [N ...]      (default: 8 16 32 64)
@@ -20,15 +20,23 @@ import pypto
 from pypto import pto
 
 N = int(sys.argv[1])
+IN_LOOP = sys.argv[3] == "loop"
 
-def body(x, y, z):
+def slots(x, y, z, base):
     for i in range(N):                         # unrolled at trace time
         a = pto.Tile(pto.Vec, pto.int32, (2, 16))
         b = pto.Tile(pto.Vec, pto.int32, (2, 16))
-        pto.TLOAD(a, x[2 * i:2 * i + 2, :])
-        pto.TLOAD(b, y[2 * i:2 * i + 2, :])
+        pto.TLOAD(a, x[base + 2 * i:base + 2 * i + 2, :])
+        pto.TLOAD(b, y[base + 2 * i:base + 2 * i + 2, :])
         pto.TADD(a, a, b)
-        pto.TSTORE(z[2 * i:2 * i + 2, :], a)
+        pto.TSTORE(z[base + 2 * i:base + 2 * i + 2, :], a)
+
+def body(x, y, z):
+    if IN_LOOP:                                # the same slots inside one runtime loop
+        for r in pto.range(1):
+            slots(x, y, z, r * 0)
+    else:
+        slots(x, y, z, 0)
 
 k = pypto.kernel(body)
 pypto.init(sim=pypto.SimOptions(cache_dir=sys.argv[2]))
@@ -42,19 +50,20 @@ print(t1 - t0)
 """
 
 
-def first_result_seconds(n: int) -> float:
+def first_result_seconds(n: int, where: str) -> float:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
-        out = subprocess.run([sys.executable, "-c", CHILD, str(n), os.path.join(cache, "k")],
+        out = subprocess.run([sys.executable, "-c", CHILD, str(n), os.path.join(cache, "k"), where],
                              env=env, capture_output=True, text=True, check=True)
         return float(out.stdout.split()[-1])
 
 
 def main(ns: list[int]) -> None:
-    print(f"{'N':>5} {'instructions':>12} {'first result (s)':>17} {'s / instruction':>16}")
-    for n in ns:
-        t = first_result_seconds(n)
-        print(f"{n:>5} {4 * n:>12} {t:>17.2f} {t / (4 * n):>16.4f}")
+    print(f"{'where':>10} {'N':>5} {'instructions':>12} {'first result (s)':>17} {'s / instruction':>16}")
+    for where in ("top level", "loop"):
+        for n in ns:
+            t = first_result_seconds(n, where.split()[0])
+            print(f"{where:>10} {n:>5} {4 * n:>12} {t:>17.2f} {t / (4 * n):>16.4f}")
 
 
 if __name__ == "__main__":

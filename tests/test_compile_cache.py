@@ -117,3 +117,65 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
                   // codegen.CHUNK)
     finally:
         pypto.finalize()
+
+
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+def test_long_loop_bodies_are_chunked_too(mode):
+    @pypto.kernel(mode=mode)
+    def k(x, z, w):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 16), valid=pto.DYNAMIC)
+        for r in pto.range(4):
+            t.set_valid(1, w)
+            pto.TLOAD(t, x[r, 0:w])
+            for i in range(20):                           # 20 unrolled statements in the loop
+                pto.TADDS(t, t, float(i))
+            pto.TSTORE(z[r, 0:w], t)
+
+    pypto.init()
+    try:
+        xh = np.arange(64, dtype=np.float32).reshape(4, 16)
+        x, z = pypto.Tensor(xh), pypto.zeros((4, 16), pypto.float32)
+        k(x, z, 9)
+        want = np.zeros((4, 16), np.float32)
+        acc = xh[:, :9].copy()
+        for i in range(20):
+            acc = acc + np.float32(i)
+        want[:, :9] = acc
+        assert np.array_equal(z.numpy(), want)
+    finally:
+        pypto.finalize()
+
+
+CVT_CHILD = """
+import sys
+import numpy as np
+import pypto
+from pypto import pto
+
+@pypto.kernel(mode=sys.argv[1])
+def k(x, z):
+    a = pto.Tile(pto.Vec, pto.float32, (1, 64))
+    b = pto.Tile(pto.Vec, pto.int16, (1, 64))
+    pto.TLOAD(a, x)
+    pto.TCVT(b, a, rmode="CAST_FLOOR")
+    pto.TSTORE(z, b)
+
+pypto.init()
+x = pypto.Tensor(np.linspace(-300.5, 300.5, 64, dtype=np.float32).reshape(1, 64))
+z = pypto.zeros((1, 64), pypto.int16)
+k(x, z)
+assert np.array_equal(z.numpy(), np.floor(np.linspace(-300.5, 300.5, 64, dtype=np.float32)).astype(np.int16).reshape(1, 64))
+s = pypto.stats()
+print(s.compiles, s.cache_loads)
+"""
+
+
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+def test_a_second_process_loads_kernels_that_call_through_xcall_from_the_cache(tmp_path, mode):
+    """xcall'd implementations are found again when a cached kernel (or trampoline) is loaded in
+    a new process: the second run compiles nothing and does not crash."""
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    runs = [subprocess.run([sys.executable, "-c", CVT_CHILD, mode], env=env, capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    assert int(runs[0][0]) >= 1
+    assert int(runs[1][0]) == 0 and int(runs[1][1]) >= 1

@@ -66,6 +66,9 @@ class _Gen:
         self.sites: list[Stmt] = []
         self.imports: dict[tuple[str, str], str] = {}
         self.dyn: dict[int, int] = {}        # dynamic tile id -> its slot in vv (rows, cols)
+        self.params: list[str] = []
+        self.chunks: list[str] = []          # source of the chunk functions
+        self.chunking = False
 
     def fn(self, f: L.Fn) -> str:
         module, _ = C.resolve(f, self.cache_dir)
@@ -113,7 +116,16 @@ class _Gen:
         ty = t.type
         self.emit(f"v_{t.id} = sp_{ty.loc}[{addr}:{addr} + {ty.nbytes}].view(np.{ty.dtype.storage.name})", depth)
 
-    def stmts(self, body: list[Stmt], depth: int) -> None:
+    def stmts(self, body: list[Stmt], depth: int, loops: tuple[str, ...] = ()) -> None:
+        """Emit a statement list; a list longer than CHUNK becomes calls of chunk functions (at
+        any depth: loop bodies too), so no generated function grows with the kernel's length."""
+        if self.chunking and len(body) > CHUNK:
+            for i in range(0, len(body), CHUNK):
+                name = self.chunk(body[i:i + CHUNK], loops)
+                self.emit(f"{name}({', '.join(self.params + ['vv'] + list(loops))})", depth)
+                self.emit("if err[0] != 0:", depth)
+                self.emit("    return", depth)
+            return
         start = len(self.lines)
         for s in body:
             try:
@@ -132,12 +144,24 @@ class _Gen:
                 self.view(s.tile, f"({expr(s.addr)})", depth)
             elif isinstance(s, For):
                 self.emit(f"for {s.var.name} in range({expr(s.start)}, {expr(s.stop)}, {expr(s.step)}):", depth)
-                self.stmts(s.body, depth + 1)
+                self.stmts(s.body, depth + 1, loops + (s.var.name,))
             elif isinstance(s, Sync):
                 self.emit(f"# {s.kind} {s.src} {s.dst} {s.event}: the simulator runs every pipe in "
                           "program order", depth)
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):
             self.emit("pass", depth)
+
+    def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> str:
+        """A separately compiled function for ``part``, called through xcall; returns its alias."""
+        outer, self.lines = self.lines, []
+        _prologue(self, _tiles_in(part))
+        self.stmts(part, 1, loops)
+        n = len(self.chunks)
+        params = self.params + ["vv"] + list(loops)
+        self.chunks.append(f"\n\n{JIT}\ndef _chunk{n}({', '.join(params)}):\n" + "\n".join(self.lines) +
+                           f"\n\n\n_xchunk{n} = xcall(_chunk{n})\n")
+        self.lines = outer
+        return f"_xchunk{n}"
 
 
 CHUNK = 16       # top-level statements per separately compiled chunk of a long kernel
@@ -189,25 +213,15 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
         if t.dynamic:
             init.append(f"    vv[{g.dyn[t.id]}] = {t.type.rows}")
             init.append(f"    vv[{g.dyn[t.id] + 1}] = {t.type.cols}")
-    runtime_assign = any(isinstance(s, Assign) and isinstance(s.addr, Expr) for s in walk(k.body))
-    chunks: list[str] = []
-    if len(k.body) <= CHUNK or runtime_assign:
+    g.params = params
+    g.chunking = not any(isinstance(s, Assign) and isinstance(s.addr, Expr) for s in walk(k.body))
+    if not (g.chunking and len(k.body) > CHUNK):
         _prologue(g, k.tiles)
-        g.stmts(k.body, 1)
-        body = init + g.lines
-    else:
-        body = list(init)
-        for n, i in enumerate(range(0, len(k.body), CHUNK)):
-            part = k.body[i:i + CHUNK]
-            g.lines = []
-            _prologue(g, _tiles_in(part))
-            g.stmts(part, 1)
-            chunks.append(f"\n\n{JIT}\ndef _chunk{n}({', '.join(params)}, vv):\n" + "\n".join(g.lines) +
-                          f"\n\n\n_xchunk{n} = xcall(_chunk{n})\n")
-            body += [f"    _xchunk{n}({', '.join(params)}, vv)", "    if err[0] != 0:", "        return"]
+    g.stmts(k.body, 1)
+    body = init + g.lines
     # each implementation is called through xcall: compiled once, never inlined into the kernel
     imports = [f"from {m} import {n} as {alias}_impl\n{alias} = xcall({alias}_impl)"
-               for (m, n), alias in g.imports.items()] + chunks
+               for (m, n), alias in g.imports.items()] + g.chunks
     src = module_source(f"kernel {k.name} ({k.source}); soc {k.soc}", imports, params, body)
     return Generated(src, params, g.sites, shape_vars, spaces)
 

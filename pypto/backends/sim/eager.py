@@ -45,7 +45,8 @@ def trampoline(c: L.Call, nargs: int, cache_dir: str):
         module, _ = C.resolve(c.fn, cache_dir)
         params = [f"a{i}" for i in range(nargs)]
         src = codegen.module_source(f"eager call of {module}.{c.fn.name}",
-                                    [f"from {module} import {c.fn.name} as _f"], params,
+                                    [f"from {module} import {c.fn.name} as _f_impl\n_f = xcall(_f_impl)"],
+                                    params,
                                     [f"    _f({', '.join(params)})"])
         fn = _TRAMPOLINES[key] = C.load_module(src, cache_dir, "t").kernel
         return fn, True

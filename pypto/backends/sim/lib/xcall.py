@@ -1,10 +1,15 @@
 """Call a separately compiled numba function without letting LLVM inline it into the caller.
 
-numba links a callee's code into every caller, and LLVM then inlines it: a generated kernel of N
-instructions became one huge function whose optimisation grew faster than N (a minute for 256
-instructions). ``xcall(f)`` is an intrinsic that calls ``f``'s compiled entry point through an
-external symbol instead: each implementation is compiled once per argument types (and cached on
-disk as usual), and a kernel's own compile time grows with its length only.
+numba links a copy of every callee's code into each caller and optimises it again there: a
+generated kernel paid for its implementations on every compile. ``xcall(f)`` is an intrinsic that
+calls ``f``'s compiled entry point through an external symbol instead: each implementation is
+compiled once per argument types (and cached on disk as usual). Together with cutting long
+statement lists into chunk functions (codegen.py; numba's own passes grow faster than linearly
+with a function's size), a kernel's compile time grows linearly with its length.
+
+Rule: a cached function that contains an xcall must itself only be called through xcall (never
+linked into another cached function), or its symbol hooks would be lost from the caller's cache
+entry. Generated kernels, chunks, eager trampolines and the units' loops all follow it.
 
 A kernel cached on disk records which symbols it needs; numba runs the recorded hook before
 loading it in a new process, which compiles (or loads) the callee and defines the symbol again.

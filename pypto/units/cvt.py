@@ -24,6 +24,7 @@ from ..backends.sim.lib.checks import covers
 from ..backends.sim.lib.convert import CODES, SAT_WRAP, cvt_bits, cvt_f32, resolve
 from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.xcall import xcall
+from ..errors import NotSimulatedError
 from ..ir.nodes import Effect
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
@@ -62,6 +63,12 @@ def effective(node, soc) -> tuple[int, int, bool]:
 
 def lower_tcvt(node, soc) -> list[L.Call]:
     dst, src = node.operands
+    for t in (src, dst):
+        if t.type.dtype.short not in CODES:
+            raise NotSimulatedError(f"TCVT with {t.type.dtype.name} is not simulated yet",
+                                    rule="the simulator converts f32, f16, bf16, fp8 (e4m3, e5m2) and "
+                                         "the integer types",
+                                    fix="convert through float32")
     rmode, sat, noop = effective(node, soc)
     if noop:
         return []                         # a5 CAST_ODD on any pair but f32 -> f16: dst unchanged
@@ -75,7 +82,9 @@ def lower_tcvt(node, soc) -> list[L.Call]:
 
 def extra_effects(node, soc) -> tuple[Effect, ...]:
     """a2a3's non-saturating conversions go through the hidden UB scratch."""
-    if soc.name == "a2a3" and soc.ub_scratch and effective(node, soc)[1] == SAT_WRAP:
+    dst, src = node.operands
+    if soc.name == "a2a3" and soc.ub_scratch and {src.type.dtype.short, dst.type.dtype.short} <= set(CODES) \
+            and effective(node, soc)[1] == SAT_WRAP:
         return (Effect("write", None, "scratch", "Vec", soc.ub_scratch),)
     return ()
 

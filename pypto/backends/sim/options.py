@@ -53,17 +53,34 @@ def _env_cache() -> str:
         e.xdg_cache_home or os.path.expanduser("~/.cache"), "pypto", "kernels")
 
 
-def _int_field(opts: "SimOptions", name: str, rule: str, fix: str) -> int:
-    """The integer value of a field (numpy integers accepted), or a PtoError."""
+# integer fields: (name, lowest, highest, rule, fix)
+_INT_FIELDS = (
+    ("uninit_byte", 0, 255, "uninit_byte is one byte, 0..255",
+     "use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)"),
+    ("gm_bytes", 1, None, "gm_bytes is a positive byte count, or None",
+     "use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size"),
+    ("threads", 1, None, "threads is an integer >= 1 (PYPTO_SIM_THREADS)",
+     "use SimOptions(threads=1) to run blocks in order"),
+    ("devices", 1, None, "devices is an integer >= 1", "use SimOptions(devices=1)"),
+    ("events", 0, None, "events is how many events to record per worker, 0 (off) or more",
+     "use e.g. SimOptions(events=100_000)"),
+)
+
+
+def _int_field(opts: "SimOptions", name: str, lo: int, hi: int | None, rule: str, fix: str) -> None:
+    """Normalise an integer field (numpy integers accepted) and check its range, or a PtoError."""
     value = getattr(opts, name)
+    if value is None and name == "gm_bytes":
+        return
     try:
         if isinstance(value, bool):
             raise TypeError
         n = operator.index(value)
     except TypeError:
         raise ConfigError(f"SimOptions({name}={value!r}) is not an integer", rule=rule, fix=fix) from None
+    if n < lo or (hi is not None and n > hi):
+        raise ConfigError(f"SimOptions({name}={n}) is out of range", rule=rule, fix=fix)
     object.__setattr__(opts, name, n)
-    return n
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,30 +107,8 @@ class SimOptions:
             raise ConfigError(f"SimOptions(mode={self.mode!r}) unknown",
                            rule="mode is 'compiled' or 'eager' (PYPTO_SIM_MODE)",
                            fix="use SimOptions(mode='eager') to debug, 'compiled' for speed")
-        byte = _int_field(self, "uninit_byte", "uninit_byte is one byte, 0..255",
-                          "use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)")
-        if not 0 <= byte <= 255:
-            raise ConfigError(f"SimOptions(uninit_byte={byte}) is not a byte value",
-                           rule="uninit_byte is one byte, 0..255",
-                           fix="use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)")
-        if self.gm_bytes is not None:
-            gm = _int_field(self, "gm_bytes", "gm_bytes is a positive byte count, or None",
-                            "use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size")
-            if gm < 1:
-                raise ConfigError(f"SimOptions(gm_bytes={gm}) must be positive",
-                               rule="gm_bytes is a positive byte count, or None",
-                               fix="use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size")
-        threads = _int_field(self, "threads", "threads is an integer >= 1 (PYPTO_SIM_THREADS)",
-                             "use SimOptions(threads=1) to run blocks in order")
-        if threads < 1:
-            raise ConfigError(f"SimOptions(threads={threads}) must be >= 1",
-                           rule="threads is an integer >= 1 (PYPTO_SIM_THREADS)",
-                           fix="use SimOptions(threads=1) to run blocks in order")
-        devices = _int_field(self, "devices", "devices is an integer >= 1",
-                             "use SimOptions(devices=1)")
-        if devices < 1:
-            raise ConfigError(f"SimOptions(devices={devices}) must be >= 1",
-                           rule="devices is an integer >= 1", fix="use SimOptions(devices=1)")
+        for spec in _INT_FIELDS:
+            _int_field(self, *spec)
         if not isinstance(self.cache_dir, (str, os.PathLike)):
             raise ConfigError(f"SimOptions(cache_dir={self.cache_dir!r}) is not a path",
                            rule="cache_dir is a directory path (PYPTO_CACHE_DIR)",

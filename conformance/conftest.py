@@ -110,3 +110,39 @@ def sim_modes(request):
 
     yield [(m, make(m)) for m in SIM_MODES]
     finalize_quietly()
+
+
+def keep_if(predicate):
+    """Decorator: collect only the parametrisations whose params (a dict, e.g. {"soc": "a5",
+    "case": ...}) satisfy ``predicate`` (cases that do not exist are not collected, not skipped)."""
+    def mark(fn):
+        fn.keep_if = predicate
+        return fn
+    return mark
+
+
+def slow_if(predicate):
+    """Decorator: parametrisations satisfying ``predicate`` belong to the full tier (marked slow)."""
+    def mark(fn):
+        fn.slow_if = predicate
+        return fn
+    return mark
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    kept, dropped = [], []
+    for item in items:
+        fn = getattr(item, "function", None)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        keep = getattr(fn, "keep_if", None)
+        if keep is not None and not keep(params):
+            dropped.append(item)
+            continue
+        slow = getattr(fn, "slow_if", None)
+        if slow is not None and slow(params):
+            item.add_marker(pytest.mark.slow)
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -34,6 +34,7 @@ import pypto
 from pypto import errors, pto
 
 from . import reference as ref
+from .conftest import keep_if, slow_if
 from .helpers import assert_bits_equal, random_values, seeds, sentinel
 
 SOCS = ("a2a3", "a5")
@@ -527,6 +528,9 @@ def _pair_id(case) -> str:
     return f"{soc_}-{s}>{d}"
 
 
+# Quick tier: every pair in compiled mode, every fourth pair in eager mode too (the two modes
+# run the same numba code; each eager pair costs a cold compile). The rest is in the full tier.
+@slow_if(lambda p: p["target"].mode == "eager" and p["case"][3] % 4 != 0)
 @pytest.mark.parametrize("case", PAIR_CASES, ids=[_pair_id(c) for c in PAIR_CASES])
 def test_cvt_every_pair(pto_init, target, case):
     """Every legal pair of each SoC; all seven rounding modes, saturation rotating over
@@ -785,14 +789,13 @@ SEED_CAST_CASES = [
 ]
 
 
+@keep_if(lambda p: ref.is_cvt_legal(p["case"][0], p["case"][1], p["soc"]))   # pairs of that SoC
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("case", SEED_CAST_CASES,
                          ids=[f"{s}>{d}-" + "-".join(f"{v}" for v in p.values()) for s, d, p in
                               SEED_CAST_CASES])
 def test_seed_cast(soc, case, kind):
     s, d, params = case
-    if not ref.is_cvt_legal(s, d, soc):
-        pytest.skip(f"{s} -> {d} does not exist on {soc} (covered by the error tests)")
     rmode, sat = params.get("rmode", "CAST_NONE"), params.get("satMode")
     for shape in [(7,), (37, 129), (3, 5000)]:
         rng = rng_for("seed-cast", s, d, shape, kind, soc)
@@ -823,13 +826,12 @@ def _assert_rule_fix(err: Exception) -> None:
     assert "Rule:" in msg and "Fix:" in msg, msg
 
 
+@keep_if(lambda p: not ref.is_cvt_legal(p["pair"][0], p["pair"][1], p["soc"]))
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("pair", [("f32", "i8"), ("i16", "i8"), ("f32", "u8"), ("i32", "f16"),
                                   ("bf16", "f16"), ("f32", "e4m3")], ids="{0[0]}>{0[1]}".format)
 def test_seed_cast_illegal_pair(soc, pair, kind):
     s, d = pair
-    if ref.is_cvt_legal(s, d, soc):
-        pytest.skip(f"{s} -> {d} exists on {soc}")
     x = cvt_inputs(rng_for("illegal", pair), s, d, (4, 8))
     out_host = sentinel((4, 8), d)
     out = as_operand(out_host.copy(), kind)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -181,8 +181,7 @@ class Backend:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class BufferArg:
+class BufferArg(NamedTuple):
     """A tensor argument of a launch: a device address with the shape and dtype the kernel sees."""
     addr: int
     shape: tuple[int, ...]

@@ -6,6 +6,7 @@ lowerings); a fault sets err[0] and the node's site id in err[7], and the functi
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from ...errors import PtoError
@@ -220,8 +221,17 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     g.stmts(k.body, 1)
     body = init + g.lines
     # each implementation is called through xcall: compiled once, never inlined into the kernel
-    imports = [f"from {m} import {n} as {alias}_impl\n{alias} = xcall({alias}_impl)"
-               for (m, n), alias in g.imports.items()] + g.chunks
+    # A long kernel calls each implementation through xcall (compiled once, never re-optimised
+    # inside the kernel: compile time stays linear); a short one links them in, so LLVM can
+    # specialise their loops (throughput). Implementations that contain an xcall themselves are
+    # always called through xcall (lib/xcall.py's rule).
+    long_kernel = sum(1 for _ in walk(k.body)) > CHUNK
+    imports = []
+    for (m, n), alias in g.imports.items():
+        via = long_kernel or getattr(getattr(sys.modules.get(m), n, None), "calls_xcall", False)
+        imports.append(f"from {m} import {n} as {alias}_impl\n{alias} = "
+                       + (f"xcall({alias}_impl)" if via else f"{alias}_impl"))
+    imports += g.chunks
     src = module_source(f"kernel {k.name} ({k.source}); soc {k.soc}", imports, params, body)
     return Generated(src, params, g.sites, shape_vars, spaces)
 

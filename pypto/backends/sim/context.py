@@ -21,7 +21,7 @@ class OnChip:
 
     def __init__(self, soc, fill: int):
         self.fill = fill
-        self.spaces = {loc: np.full(sp.capacity, fill, np.uint8) for loc, sp in soc.spaces.items()}
+        self.spaces = _Spaces(soc, fill)
 
     def poison(self, extents: dict[str, int]) -> None:
         for loc, n in extents.items():
@@ -29,6 +29,19 @@ class OnChip:
 
     def poison_range(self, loc: str, lo: int, hi: int) -> None:
         self.spaces[loc][lo:hi] = self.fill
+
+
+class _Spaces(dict):
+    """location -> byte array of the SoC's capacity, made on first use (a session that only uses
+    UB allocates no L1)."""
+
+    def __init__(self, soc, fill: int):
+        super().__init__()
+        self.soc, self.fill = soc, fill
+
+    def __missing__(self, loc: str) -> np.ndarray:
+        arr = self[loc] = np.full(self.soc.space(loc).capacity, self.fill, np.uint8)
+        return arr
 
 
 class OnChipPool:

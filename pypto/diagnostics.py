@@ -3,7 +3,10 @@ known then) or while running (when they are runtime values): one function per ru
 ``lang/semantic.py`` and by the simulator's fault decoder, so both say the same thing."""
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from .errors import (DTypeError, GMBoundsError, ShapeError, TileAlignmentError, TileCapacityError,
                      ValidRegionError)
@@ -85,3 +88,28 @@ def scalar_out_of_range(instr: str, operand: str, value, dtype: str, lo, hi) -> 
         rule="a scalar operand is converted to the tile's element type and must fit it, as "
              "pypto.Tensor data must",
         fix=f"pass a value in {lo} .. {hi}, or use a wider element type")
+
+
+# the first magnitude that rounds to infinity in each float type
+OVERFLOW = {"f32": 2.0 ** 128 - 2.0 ** 103, "f16": 65520.0, "bf16": 2.0 ** 128 - 2.0 ** 119}
+
+
+def check_scalar(instr: str, operand: str, x: Any, dt) -> None:
+    """A static scalar must convert to dt without changing its value class: integers in range,
+    no fraction into an integer type, no finite float overflowing to inf (as Tensor data)."""
+    if not isinstance(x, (int, float)):       # a runtime expression: checked when it runs
+        return
+    if dt.is_int:
+        if isinstance(x, float) and not x.is_integer():
+            raise DTypeError(f"{instr}: scalar {operand} = {x!r} is not an integer but the tile is {dt.name}",
+                             rule="the scalar is converted to the tile's element type",
+                             fix="pass an int, or use a float tile")
+        info = np.iinfo(dt.np)
+        if not info.min <= int(x) <= info.max:
+            raise scalar_out_of_range(instr, operand, x, dt.name, info.min, info.max)
+    elif dt.short in OVERFLOW and math.isfinite(float(x)) and abs(float(x)) >= OVERFLOW[dt.short]:
+        raise DTypeError(f"{instr}: scalar {operand} = {x!r} overflows {dt.name} (it would become inf)",
+                         rule="a scalar operand is converted to the tile's element type and must fit "
+                              "it, as pypto.Tensor data must",
+                         fix=f"pass a value whose magnitude is below {OVERFLOW[dt.short]:g}, or use a "
+                             "wider type")

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import diagnostics as Dx
 from . import dtypes as D
 from . import isa, runtime
 from .errors import (DTypeError, DTypeMismatchError, HostMemoryError, InsnNotFoundError,
@@ -217,14 +218,13 @@ class Insn:
         return sdt
 
     def _scalar(self, v: Any, dt: D.DType):
-        from .backends.sim.lowering import check_scalar
         if isinstance(v, np.generic) and not isinstance(v, np.bool_):
             v = v.item()
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise OperandError(f"{self.name} operand 1 (scalar): {type(v).__name__} is not a number",
                                rule="the scalar operand is a Python or numpy number",
                                fix="pass an int or a float")
-        check_scalar(self.name, "operand 1 (scalar)", v, dt)
+        Dx.check_scalar(self.name, "operand 1 (scalar)", v, dt)
         return int(v) if dt.is_int else float(v)
 
     def _run(self, info: dict, scalar) -> None:

@@ -26,6 +26,7 @@ from ..ir import passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
 from ..ir.printer import print_kernel
 from .builder import activate
+from .semantic import py_scalar
 from .tile import GmTensor
 from .trace import TraceBuilder
 
@@ -91,8 +92,7 @@ class KernelFunction:
                               rule="kernels are launched with positional arguments, in parameter order",
                               fix=f"call {self.name}[blocks]({', '.join(self._params)})")
         backend = runtime.current().backend
-        args = tuple(a.item() if isinstance(a, np.generic) and not isinstance(a, np.bool_) else a
-                     for a in args)
+        args = tuple(py_scalar(a) for a in args)
         specs = self.signature(args)
         tensors = [a for a, s in zip(args, specs) if s[0] == "T"]
         buffers = [BufferArg(t._buf.addr, tuple(t.shape), t.dtype) for t in tensors]
@@ -225,8 +225,7 @@ class KernelFunction:
         """The kernel as readable PTO-style text (with each instruction's pipe), traced for these
         arguments. Works for every instruction of the table, simulated or not."""
         soc = runtime.current().soc
-        args = tuple(a.item() if isinstance(a, np.generic) and not isinstance(a, np.bool_) else a
-                     for a in args)
+        args = tuple(py_scalar(a) for a in args)
         return print_kernel(self.trace_for(self.signature(args), soc))
 
     def __repr__(self) -> str:

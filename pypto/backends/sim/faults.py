@@ -8,7 +8,7 @@ from ...isa import TABLE
 from ...isa.schema import PIPES
 from ...isa.soc import BUFFER_OF
 from .lib import errcodes as E
-from .lowering import OVERFLOW
+from ...diagnostics import OVERFLOW
 
 PARTIAL = ("GM outputs of this launch may be partly written (blocks that ran before the "
            "fault, and this block up to here; which ones depends on the mode and thread count)")

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ... import diagnostics as Dx
-from ...errors import DTypeError, NotSimulatedError
+from ...diagnostics import OVERFLOW, check_scalar  # noqa: F401  (units use L.check_scalar)
+from ...errors import NotSimulatedError
 from ...ir import registry
 from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar
 from ...isa import TABLE
@@ -105,31 +106,6 @@ def _bf16(x: float) -> np.float32:
 
 
 _NARROW = {"f32": np.float32, "f16": lambda x: np.float32(np.float16(x)), "bf16": _bf16}
-# the first magnitude that rounds to infinity in each float type
-OVERFLOW = {"f32": 2.0 ** 128 - 2.0 ** 103, "f16": 65520.0, "bf16": 2.0 ** 128 - 2.0 ** 119}
-
-
-def check_scalar(instr: str, operand: str, x: Any, dt) -> None:
-    """A static scalar must convert to dt without changing its value class: integers in range,
-    no fraction into an integer type, no finite float overflowing to inf (as Tensor data)."""
-    if isinstance(x, Expr):
-        return
-    if dt.is_int:
-        if isinstance(x, float) and not x.is_integer():
-            raise DTypeError(f"{instr}: scalar {operand} = {x!r} is not an integer but the tile is {dt.name}",
-                             rule="the scalar is converted to the tile's element type",
-                             fix="pass an int, or use a float tile")
-        info = np.iinfo(dt.np)
-        if not info.min <= int(x) <= info.max:
-            raise Dx.scalar_out_of_range(instr, operand, x, dt.name, info.min, info.max)
-    elif dt.short in OVERFLOW and math.isfinite(float(x)) and abs(float(x)) >= OVERFLOW[dt.short]:
-        raise DTypeError(f"{instr}: scalar {operand} = {x!r} overflows {dt.name} (it would become inf)",
-                         rule="a scalar operand is converted to the tile's element type and must fit "
-                              "it, as pypto.Tensor data must",
-                         fix=f"pass a value whose magnitude is below {OVERFLOW[dt.short]:g}, or use a "
-                             "wider type")
-
-
 def scalar_const(x: Any, dt) -> tuple:
     """A static scalar converted to the tile's element type, in the compute type (floats round
     once from double to the element type, then widen to f32)."""

@@ -1,8 +1,13 @@
 """Backend selection for the conformance suite.
 
 ``pytest conformance --backend sim`` (the default) runs every case on the simulator in both of its
-execution modes (compiled and eager); ``--backend npu`` runs them on a real Ascend NPU and skips,
-with the reason pypto gives, when none is usable here.
+execution modes (compiled and eager); ``--backend npu`` runs them on a real Ascend NPU and
+``--backend npu-cpusim`` on pto-isa's CPU backend (pypto's emitted C++ built with g++ against
+``PTO_ISA_ROOT``); both skip, with the reason pypto gives, where they cannot run.
+
+Where the backend under test is known to deviate from the NPU on a case (pto-isa's CPU backend,
+listed in ``conformance/deviations.py`` and docs/fidelity.md), the case is a strict xfail: it must
+fail there, so a fixed deviation shows up as XPASS.
 
 Fixtures:
 
@@ -25,7 +30,9 @@ import pypto
 
 from pypto.testing import finalize_quietly, unavailable_reason
 
-BACKENDS = ("sim", "npu")
+from .deviations import lookup
+
+BACKENDS = ("sim", "npu", "npu-cpusim")
 SIM_MODES = ("compiled", "eager")
 
 
@@ -146,3 +153,8 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    backend = config.getoption("--backend", default="sim")
+    for item in items:
+        d = lookup(backend, item.nodeid)
+        if d is not None:
+            item.add_marker(pytest.mark.xfail(strict=d.strict, reason=f"{d.reason} (docs/fidelity.md: {d.doc})"))

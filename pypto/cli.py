@@ -3,6 +3,8 @@
   pypto --version            print pypto's version
   pypto info                 versions, PYPTO_* settings, kernel cache, SoC profiles, instructions
   pypto doctor [--require B] check every backend; exit 1 only if a required backend cannot run
+  pypto cpp FILE.py:KERNEL ARG...   write a kernel's PTO C++ (what the npu backends build)
+  pypto cpp --insn NAME [--dtype D] the C++ of the library kernel behind load_insn(NAME)
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ settings: every PYPTO_* variable that is set holds a legal value (a bad one make
 pypto.init() fail, so it always counts).
 sim: numba imports, numba compiles and runs a tiny function, and the kernel cache directory
 is writable (or can be created).
-npu: the CANN toolkit, pyACL, the bisheng compiler and an Ascend device.
+npu: the CANN toolkit, pyACL, the bisheng compiler, pto-isa's headers and an Ascend device.
+npu-cpusim: a C++20 compiler and pto-isa's headers (PTO_ISA_ROOT).
 
 Exit status: 0 when the settings and every required backend are usable, 1 when not, 2 on a
 usage error. Without --require, the required backend is the one pypto.init()
@@ -91,7 +94,8 @@ def _setting_problem(name: str) -> tuple[str, str] | None:
 
 
 def _instruction_status() -> list[str]:
-    """One line per table entry: opcode, name, simulated or why not (grouped reasons)."""
+    """One line per table entry: opcode, name, simulated (and emitted as C++ for the NPU
+    backends) or why not (grouped reasons)."""
     from pypto.ir import registry
     from pypto.isa import TABLE
     lines, reasons = [], {}
@@ -99,7 +103,9 @@ def _instruction_status() -> list[str]:
         ok, why = registry.status(name)
         if not ok:
             key = reasons.setdefault(why, f"[{len(reasons) + 1}]")
-        lines.append(f"    {spec.opcode:#06x} {name:<22} " + ("simulated" if ok else f"not simulated {key}"))
+        unit = registry.get(name)
+        cpp = ", C++" if unit is not None and unit.emit is not None else ""
+        lines.append(f"    {spec.opcode:#06x} {name:<22} " + (f"simulated{cpp}" if ok else f"not simulated {key}"))
     lines += [f"    {key} {why}" for why, key in reasons.items()]
     return lines
 
@@ -194,10 +200,114 @@ def _check_sim() -> list[Check]:
     return _check_numba() + [_check_cache_dir()]
 
 
-def _check_npu() -> list[Check]:
+def _check_backend(name: str) -> list[Check]:
     from pypto.backends import is_available
-    ok, missing = is_available("npu")
+    ok, missing = is_available(name)
     return [(True, "all prerequisites found", None)] if ok else [(False, m, None) for m in missing]
+
+
+CPP_HELP = """\
+Write the PTO C++ translation unit pypto emits for a kernel: the source the npu backend builds
+with bisheng and npu-cpusim builds with g++ against pto-isa's CPU backend. The kernel is traced
+for the given arguments on the simulator (no NPU or compiler needed).
+
+  pypto cpp examples/kernel_add_rows.py:add_rows float32[300,100] float32[300,100] float32[300,100]
+  pypto cpp --insn add --dtype float16 -o add_f16.cpp
+  pypto cpp --insn cast --dtype float32 --to int16 --param rmode=CAST_RINT
+"""
+
+
+def _cpp_arg(text: str):
+    """A launch argument from the command line: DTYPE[d0,...] -> an uninitialised tensor."""
+    import re
+    import pypto
+    from pypto.errors import PtoError
+    m = re.fullmatch(r"\s*(\w+)\s*\[([\d,\s]*)\]\s*", text)
+    if m:
+        shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
+        return pypto.empty(shape, pypto.dtypes.as_dtype(m.group(1), context=f"argument {text!r}"))
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    raise PtoError(f"argument {text!r} is neither a tensor nor a number",
+                   rule="pypto cpp arguments are DTYPE[d0,d1,...] tensors or numbers",
+                   fix="write e.g. float32[300,100] or 2.5")
+
+
+def _cpp_kernel(ns):
+    import importlib.util
+    from pypto.errors import PtoError
+    from pypto.lang.kernel import KernelFunction
+    path, _, name = (ns.kernel or "").rpartition(":")
+    if not path or not name:
+        raise PtoError(f"{ns.kernel!r} does not name a kernel", rule="pypto cpp takes FILE.py:KERNEL or --insn NAME",
+                       fix="e.g. pypto cpp examples/kernel_add_rows.py:add_rows float32[300,100] ...")
+    spec = importlib.util.spec_from_file_location("_pypto_cpp_target", path)
+    if spec is None or not os.path.isfile(path):
+        raise PtoError(f"{path} is not a Python file", rule="pypto cpp loads the kernel's file",
+                       fix="give the path of the .py file that defines the kernel")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.pop(0)
+    kern = getattr(mod, name, None)
+    if not isinstance(kern, KernelFunction):
+        raise PtoError(f"{path} has no @pypto.kernel named {name}",
+                       rule="pypto cpp emits kernels decorated with @pypto.kernel",
+                       fix=f"pick one of: {', '.join(k for k, v in vars(mod).items() if isinstance(v, KernelFunction)) or 'none found'}")
+    return kern.cpp(*[_cpp_arg(a) for a in ns.args])
+
+
+def _cpp_insn(ns) -> str:
+    import pypto
+    from pypto.errors import PtoError
+    from pypto.library import kernel_for
+    ins = pypto.load_insn(ns.insn)
+    params = []
+    for p in ns.param:
+        k, eq, v = p.partition("=")
+        if not eq:
+            raise PtoError(f"--param {p!r} is not NAME=VALUE", rule="mode parameters are NAME=VALUE",
+                           fix="e.g. --param rmode=CAST_RINT")
+        ins.set_param(k, v)
+        params.append((k, v))
+    dt = pypto.dtypes.as_dtype(ns.dtype, context="--dtype")
+    form = ins._formname
+    kern = kernel_for(ins._spec.name, form, tuple(params))
+    x = pypto.empty((1024,) if form != "rowreduce" else (16, 64), dt)
+    if form == "binary":
+        args = (x, x, x)
+    elif form == "scalar":
+        args = (x, 1 if dt.is_int else 1.0, x)
+    elif form == "rowreduce":
+        args = (x, pypto.empty((16, 1), dt))
+    elif form == "cast":
+        args = (x, pypto.empty((1024,), pypto.dtypes.as_dtype(ns.to or "float32", context="--to")))
+    else:
+        args = (x, x)
+    return kern.cpp(*args)
+
+
+def _cpp(ns) -> int:
+    import pypto
+    from pypto.errors import PtoError
+    if bool(ns.insn) == bool(ns.kernel):
+        raise PtoError("pypto cpp takes either FILE.py:KERNEL (with its arguments) or --insn NAME",
+                       rule="one kernel per call", fix="see `pypto cpp --help`")
+    pypto.finalize()
+    with pypto.init(backend="sim", soc=ns.soc):
+        src = _cpp_insn(ns) if ns.insn else _cpp_kernel(ns)
+    if ns.output:
+        with open(ns.output, "w", encoding="utf-8") as f:
+            f.write(src)
+        print(f"wrote {ns.output} ({len(src.splitlines())} lines)", file=sys.stderr)
+    else:
+        sys.stdout.write(src)
+    return 0
 
 
 def _default_required() -> list[str]:
@@ -218,7 +328,7 @@ def _doctor(require: list[str] | None) -> int:
         required = list(dict.fromkeys(require))
     print(f"pypto doctor: pypto {pypto.__version__}, Python {platform.python_version()}")
     settings = _check_settings()
-    results = {"sim": _check_sim(), "npu": _check_npu()}
+    results = {"sim": _check_sim(), "npu": _check_backend("npu"), "npu-cpusim": _check_backend("npu-cpusim")}
     ok = _report("settings", settings, required=True, mark_missing="problem")
     for name, checks in results.items():
         usable = _report(f"{name} backend", checks, required=name in required,
@@ -258,6 +368,21 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"exit 1 unless BACKEND ({', '.join(REGISTRY)}, or all) is usable; "
                           "repeatable (--backend is the same option). Default: the backend "
                           "pypto.init() would use (PYPTO_BACKEND, else sim)")
+    cpp = sub.add_parser("cpp", help="write a kernel's PTO C++ (what the npu backends build)",
+                         description=CPP_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cpp.add_argument("kernel", nargs="?", metavar="FILE.py:KERNEL",
+                     help="a Python file and the name of an @pypto.kernel in it")
+    cpp.add_argument("args", nargs="*", metavar="ARG",
+                     help="launch arguments: tensors as DTYPE[d0,d1,...] (e.g. float32[300,100]), "
+                          "scalars as numbers (3, 2.5)")
+    cpp.add_argument("--insn", metavar="NAME", help="instead: the library kernel behind load_insn(NAME)")
+    cpp.add_argument("--dtype", default="float32", help="element type of --insn's operands (default float32)")
+    cpp.add_argument("--to", metavar="DTYPE", help="destination type for --insn cast")
+    cpp.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a mode parameter of --insn (e.g. rmode=CAST_RINT); repeatable")
+    cpp.add_argument("--soc", default=None, help="SoC profile: a2a3 (default) or a5")
+    cpp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    sub.metavar = "{info,doctor,cpp}"
     return ap
 
 
@@ -268,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.cmd == "info":
             return _info()
+        if ns.cmd == "cpp":
+            return _cpp(ns)
         return _doctor(ns.require)
     except PtoError as e:
         print(f"pypto {ns.cmd}: error: {e}", file=sys.stderr)

@@ -173,5 +173,69 @@ class VerifyError(KernelError):
     """The IR verifier found an illegal instruction use."""
 
 
+# -- the NPU backend (CANN, bisheng, pto-isa's CPU backend) -----------------------------------
+class NpuError(PtoError):
+    """Base of the NPU backend's errors (build, runtime, launch)."""
+
+
+class NpuUnavailableError(BackendUnavailableError):
+    """A prerequisite of the npu / npu-cpusim backend is missing; the message lists every one."""
+
+
+class NpuCompileError(NpuError):
+    """The C++ compiler (bisheng or g++) rejected a kernel. Carries the argv, the return code, the
+    kept source and the compiler's log paths, and the first error line."""
+
+    def __init__(self, message: str, *, argv=(), returncode=None, source_path=None, log_path=None,
+                 first_error: str = "", **kw):
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.source_path = source_path
+        self.log_path = log_path
+        self.first_error = first_error
+        super().__init__(message, **kw)
+
+
+class NpuLaunchError(NpuError):
+    """A launch the backend refuses before calling the chip (block dim, argument count/types)."""
+
+
+class AclError(NpuError):
+    """A CANN runtime (ACL) call failed. ``api``, ``code``, ``symbol`` (e.g. ACL_ERROR_RT_NO_DEVICE)
+    and ``runtime_message`` (aclGetRecentErrMsg) say which and why."""
+
+    def __init__(self, message: str, *, api: str = "", code: int = 0, symbol: str = "",
+                 runtime_message: str = "", **kw):
+        self.api = api
+        self.code = code
+        self.symbol = symbol
+        self.runtime_message = runtime_message
+        super().__init__(message, **kw)
+
+
+class AclInitError(AclError):
+    """aclInit/aclFinalize failed (not initialised, repeat finalize, bad config)."""
+
+
+class AclDeviceError(AclError):
+    """No Ascend device, or an invalid device id."""
+
+
+class AclMemoryError(AclError):
+    """Device or host-pinned allocation failed, or a copy was given a bad pointer or size."""
+
+
+class AclParamError(AclError):
+    """An ACL call was given an invalid parameter or handle."""
+
+
+class AclUnsupportedError(AclError):
+    """The runtime or SoC does not support the requested feature."""
+
+
+class KernelFaultError(AclError):
+    """The kernel faulted on the device (AI Core exception, trap, timeout), reported at sync."""
+
+
 __all__ = [name for name, obj in dict(globals()).items()
            if isinstance(obj, type) and issubclass(obj, PtoError)]

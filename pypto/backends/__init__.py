@@ -7,7 +7,8 @@ import importlib
 
 from ..errors import BackendUnavailableError
 
-REGISTRY = {"sim": "pypto.backends.sim", "npu": "pypto.backends.npu"}
+REGISTRY = {"sim": "pypto.backends.sim", "npu": "pypto.backends.npu",
+            "npu-cpusim": "pypto.backends.npu.cpusim"}
 
 
 def module(name: str):
@@ -22,3 +23,11 @@ def module(name: str):
 
 def is_available(name: str) -> tuple[bool, list[str]]:
     return module(name).is_available()
+
+
+def emit_cpp(kernel, soc, guards: bool = True) -> str:
+    """The PTO C++ source the NPU backends build for a kernel's IR (``kern.cpp()``); guards=False
+    leaves out pypto's run-time guards (shorter to read, not what the backends build)."""
+    from .. import __version__
+    from .npu.emit import emit_kernel
+    return emit_kernel(kernel, soc, header=f" {__version__}", guards=guards)

@@ -27,7 +27,9 @@ class Unit:
     seed: the load_insn whole-tensor form ("binary", "scalar", "unary", "rowreduce", "cast").
     seed_params: mode parameters load_insn passes through (e.g. TCVT's rmode, satMode).
     effects(node, soc) -> extra Effects beyond the table's (e.g. scratch used only in one mode).
-    emit: the C++ emission rule (the NPU backend's).
+    emit(node, soc, cx) -> C++ line(s): the emission rule of the NPU backends.
+    guards(node, soc) -> [ir.guards.Guard]: run-time facts the instruction needs (the simulator
+    checks them in its numba code; the NPU backends emit them into the C++).
     """
     name: str
     check: Callable[[Any, Any], None] | None = None
@@ -36,7 +38,8 @@ class Unit:
     seed: str | None = None
     seed_params: tuple[str, ...] = ()
     effects: Callable[[Any, Any], tuple] | None = None
-    emit: Callable[..., str] | None = None
+    emit: Callable[..., str | list[str]] | None = None
+    guards: Callable[[Any, Any], list] | None = None
     notes: tuple[str, ...] = field(default=())
 
 

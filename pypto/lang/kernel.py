@@ -228,6 +228,15 @@ class KernelFunction:
         args = tuple(py_scalar(a) for a in args)
         return print_kernel(self.trace_for(self.signature(args), soc))
 
+    def cpp(self, *args: Any, guards: bool = True) -> str:
+        """The kernel as PTO C++ (what the npu and npu-cpusim backends build), traced for these
+        arguments and the session's SoC: a readable, self-contained translation unit.
+        guards=False leaves out pypto's run-time checks (PYPTO_GUARD lines) for reading."""
+        from ..backends import emit_cpp
+        soc = runtime.current().soc
+        args = tuple(py_scalar(a) for a in args)
+        return emit_cpp(self.trace_for(self.signature(args), soc), soc, guards=guards)
+
     def __repr__(self) -> str:
         return f"<pypto.kernel {self.name}{'(dynamic shapes)' if self.dynamic_shapes else ''}>"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import covers
 from ..backends.sim.lib.convert import CODES, SAT_WRAP, cvt_bits, cvt_f32, resolve
@@ -26,6 +27,7 @@ from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.xcall import xcall
 from ..errors import NotSimulatedError
 from ..ir.nodes import Effect
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
 
@@ -93,5 +95,19 @@ def extra_effects(node, soc) -> tuple[Effect, ...]:
     return ()
 
 
+def emit_tcvt(node, soc, cx) -> list[str]:
+    """TCVT(dst, src, RoundMode::X[, SaturationMode::Y]). pto-isa's CPU backend has no
+    saturation-mode overload, so that form is guarded and the CPU build drops satMode."""
+    dst, src = node.operands
+    d, s = cx.operand(dst), cx.operand(src)
+    base = f"TCVT({d}, {s}, RoundMode::{node.params.get('rmode') or DEFAULT_RMODE}"
+    sat = node.params.get("satMode")
+    if sat is None:
+        return [base + ");"]
+    return ["#if defined(__CPU_SIM)  // no SaturationMode overload in pto-isa's CPU backend",
+            base + ");", "#else", base + f", SaturationMode::{sat});", "#endif"]
+
+
 register(Unit("TCVT", check=check_covers, sim=lower_tcvt, seed="cast",
-              seed_params=("rmode", "satMode"), effects=extra_effects))
+              seed_params=("rmode", "satMode"), effects=extra_effects, emit=emit_tcvt,
+              guards=G.covers))

@@ -8,8 +8,10 @@ Reference: conformance/reference.py ``binary``.
 from __future__ import annotations
 
 from .. import diagnostics as Dx
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..ir.nodes import TileVar, is_static
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 
 # instruction -> (scalar op for floats, for integers) in backends/sim/lib/ops.py
@@ -38,4 +40,5 @@ def lower_binary(node, soc) -> list[L.Call]:
 
 
 for _name in OPS:
-    register(Unit(_name, check=check_covers, sim=lower_binary, seed="binary"))
+    register(Unit(_name, check=check_covers, sim=lower_binary, seed="binary", emit=E.call(_name),
+                  guards=G.covers))

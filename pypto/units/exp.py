@@ -12,7 +12,9 @@ import math
 import numpy as np
 from numba import njit
 
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
 
@@ -28,4 +30,5 @@ def lower_exp(node, soc) -> list[L.Call]:
     return [L.Call(fn, (L.tile(dst), L.tile(src), L.err()))]
 
 
-register(Unit("TEXP", check=check_covers, sim=lower_exp, seed="unary"))
+register(Unit("TEXP", check=check_covers, sim=lower_exp, seed="unary", emit=E.call("TEXP"),
+              guards=G.covers))

@@ -12,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import diagnostics as Dx
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..errors import LayoutError, NotSimulatedError
 from ..ir.nodes import GmView, TileVar, binop, is_static
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 
 # The NPU's PadValue::Min / Max per element type, as values of the simulator's storage type
@@ -99,5 +101,14 @@ def lower_tstore(node, soc) -> list[L.Call]:
     return L.bounds(v) + [L.Call(L.lib("memory.tstore"), args)]
 
 
-register(Unit("TLOAD", check=check_view, sim=lower_tload))
-register(Unit("TSTORE", check=check_view, sim=lower_tstore, sim_params=_tstore_params))
+def emit_tstore(node, soc, cx) -> str:
+    """TSTORE(gm, tile), or TSTORE<AtomicType::AtomicAdd>(gm, tile) for an atomic add into GM."""
+    v, t = node.operands
+    atomic = node.params.get("atomic", "None")
+    tmpl = "" if atomic == "None" else f"<AtomicType::{atomic}>"
+    return f"TSTORE{tmpl}({cx.operand(v)}, {cx.operand(t)});"
+
+
+register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=E.call("TLOAD"), guards=G.view_tile))
+register(Unit("TSTORE", check=check_view, sim=lower_tstore, sim_params=_tstore_params, emit=emit_tstore,
+                  guards=G.view_tile))

@@ -21,12 +21,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import same_rows
 from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.ops import f16_to_f32, f32_to_f16
 from ..errors import LayoutError, ValidRegionError
 from ..ir.nodes import is_static
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
@@ -138,4 +140,5 @@ def lower_rowsum(node, soc) -> list[L.Call]:
                                               L.lit(dst.type.dtype.short == "f16"), L.err()))]
 
 
-register(Unit("TROWSUM", check=check_rowsum, sim=lower_rowsum, seed="rowreduce"))
+register(Unit("TROWSUM", check=check_rowsum, sim=lower_rowsum, seed="rowreduce",
+              emit=E.call("TROWSUM"), guards=G.same_rows))

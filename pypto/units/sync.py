@@ -14,4 +14,8 @@ def _lowered_as_assign(node, soc) -> list:
     return []        # never reached: TASSIGN is an Assign statement (backends/sim/lowering.py)
 
 
-register(Unit("TASSIGN", sim=_lowered_as_assign))
+def _emitted_as_assign(node, soc, cx) -> str:
+    return ""        # never reached: the emitter writes Assign statements as TASSIGN(tile, addr)
+
+
+register(Unit("TASSIGN", sim=_lowered_as_assign, emit=_emitted_as_assign))

@@ -7,9 +7,11 @@ Reference: conformance/reference.py ``binary`` with a scalar operand.
 """
 from __future__ import annotations
 
+from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..errors import DTypeError
 from ..ir.nodes import Expr, RtFloat
+from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import OPS, OPS_MODULE, check_covers
 
@@ -37,5 +39,10 @@ def lower_scalar(node, soc) -> list[L.Call]:
     return checks + [L.Call(fn, (L.tile(dst), L.tile(a), arg, L.err()))]
 
 
+def guards(node, soc) -> list:
+    return G.covers(node, soc) + G.scalar(2, node.operands[2], node.operands[0].type.dtype)
+
+
 for _name in SCALAR_OPS:
-    register(Unit(_name, check=check_scalar, sim=lower_scalar, seed="scalar"))
+    register(Unit(_name, check=check_scalar, sim=lower_scalar, seed="scalar", emit=E.call(_name),
+                  guards=guards))

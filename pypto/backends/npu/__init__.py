@@ -1,42 +1,55 @@
-"""The Ascend NPU backend through CANN. This version only checks availability: it reports every
-missing prerequisite so a user knows exactly what to install; kernels run on the simulator."""
+"""The Ascend NPU backend through CANN: kernels emitted as PTO C++, built with bisheng, launched
+through pyACL. ``is_available`` lists every missing prerequisite (with how to get it) without
+touching any CANN library; ``cpusim`` is the same path on pto-isa's CPU backend."""
 from __future__ import annotations
 
 import glob
 import importlib.util
-import os
-import shutil
 
-from ...errors import BackendUnavailableError
+from ...errors import BackendUnavailableError, NpuUnavailableError
 
 
-def _ascend_home() -> str | None:
-    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_HOME"):
-        if os.environ.get(var):
-            return os.environ[var]
-    return None
+def _missing() -> list[str]:
+    from . import toolchain
+    missing = toolchain.missing(toolchain.discover_cached(), "npu")
+    if importlib.util.find_spec("acl") is None:
+        missing.append("pyACL (`import acl`) is not importable: source <CANN>/set_env.sh (or add "
+                       "<CANN>/python/site-packages to PYTHONPATH) in the shell that runs Python")
+    if not glob.glob("/dev/davinci[0-9]*"):
+        missing.append("no Ascend device: /dev/davinci* is not present (`npu-smi info` lists the "
+                       "devices; in a container, pass the /dev/davinci* devices through)")
+    return missing
 
 
 def is_available() -> tuple[bool, list[str]]:
     """(usable, reasons it is not). Touches no CANN library."""
-    missing = []
-    if _ascend_home() is None:
-        missing.append("CANN toolkit not set up: ASCEND_HOME_PATH is unset "
-                       "(source <CANN>/set_env.sh, CANN 8.5 or later)")
-    if importlib.util.find_spec("acl") is None:
-        missing.append("pyACL (`import acl`) not importable: add CANN's python/site-packages to PYTHONPATH")
-    if shutil.which("bisheng") is None:
-        missing.append("bisheng compiler not on PATH (<CANN>/compiler/ccec_compiler/bin)")
-    if not glob.glob("/dev/davinci[0-9]*"):
-        missing.append("no Ascend device: /dev/davinci* not present (npu-smi info lists devices)")
-    missing.append("the NPU kernel path (PTO C++ emission, bisheng build, launch) is not built in this "
-                   "version of pypto")
+    missing = _missing()
     return (not missing), missing
 
 
 def create(soc, device: int, options=None):
-    ok, missing = is_available()
-    raise BackendUnavailableError(
-        "the npu backend cannot run here:\n    - " + "\n    - ".join(missing),
-        rule="the npu backend needs CANN, pyACL, bisheng and an Ascend device",
-        fix="use the simulator: pypto.init(backend='sim') (the default where no NPU is usable)")
+    """The npu backend on ``device``; the SoC profile must be the chip's."""
+    missing = _missing()
+    if missing:
+        raise NpuUnavailableError(
+            "the npu backend cannot run here:\n    - " + "\n    - ".join(missing),
+            rule="the npu backend needs CANN (bisheng, pyACL), pto-isa's headers and an Ascend device",
+            fix="use the simulator: pypto.init(backend='sim'), or pto-isa's CPU backend: "
+                "pypto.init(backend='npu-cpusim')")
+    from . import arch, toolchain
+    from .backend import NpuBackend
+    from .runtime import AclRuntime
+    rt = AclRuntime.from_pyacl()
+    rt.init()
+    chip = rt.soc_name()
+    profile = arch.profile_for_soc_name(chip)
+    if profile != soc.name:
+        rt.finalize()
+        raise BackendUnavailableError(
+            f"the device is {chip} ({profile}) but the session's SoC profile is {soc.name}",
+            rule="kernels are built and checked for the SoC they run on",
+            fix=f"pypto.init(backend='npu', soc='{profile}') (or PYPTO_SOC={profile})")
+    entry = arch.soc_entry(chip)
+    aic, aiv = entry.aic_cores or soc.aic_cores, entry.aiv_cores or soc.aiv_cores
+    return NpuBackend(soc, device, name="npu", runtime=rt, target_kind="npu",
+                      toolchain=toolchain.discover(), max_blocks={"vec": aiv, "cube": aic, "mix": aic})

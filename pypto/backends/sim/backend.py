@@ -22,8 +22,8 @@ from . import codegen
 from . import compile as C
 from .context import LaunchContext, OnChipPool
 from .eager import EagerExecutor
-from .faults import PARTIAL, fault
-from .lib import errcodes as E
+from ..faults import PARTIAL, fault
+from .. import errcodes as E
 from .memory import SimAllocator, host_array
 from .options import SimOptions
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .lib import errcodes as E
+from .. import errcodes as E
 
 
 class OnChip:

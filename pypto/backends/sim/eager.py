@@ -21,7 +21,7 @@ from . import codegen
 from . import compile as C
 from . import lowering as L
 from .context import OnChip, WorkerRecord
-from .faults import fault
+from ..faults import fault
 from .lib.context import record
 
 _TRAMPOLINES: dict[tuple, object] = {}

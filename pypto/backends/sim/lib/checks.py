@@ -2,7 +2,7 @@
 addresses, runtime scalars); each writes the error record and leaves everything else alone."""
 from numba import njit
 
-from . import errcodes as E
+from ... import errcodes as E
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 

@@ -8,7 +8,7 @@ TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each
 """
 from numba import njit
 
-from . import errcodes as E
+from ... import errcodes as E
 from .layout import offset, row_dense
 
 _J = dict(cache=True, error_model="numpy", nogil=True)

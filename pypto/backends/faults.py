@@ -1,14 +1,15 @@
-"""Turn a fault the numba code wrote into the error record into the PtoError a user should see."""
+"""Turn a fault record (pypto/backends/errcodes.py) into the PtoError a user should see. The
+simulator's numba code and the NPU backends' emitted guards write the same record."""
 from __future__ import annotations
 
-from ... import diagnostics as Dx
-from ...errors import DTypeError, PtoError, ValidRegionError
-from ...ir.nodes import GmView, Stmt, TileVar
-from ...isa import TABLE
-from ...isa.schema import PIPES
-from ...isa.soc import BUFFER_OF
-from .lib import errcodes as E
-from ...diagnostics import OVERFLOW
+from .. import diagnostics as Dx
+from ..diagnostics import OVERFLOW
+from ..errors import DTypeError, PtoError, ValidRegionError
+from ..ir.nodes import GmView, Stmt, TileVar
+from ..isa import TABLE
+from ..isa.schema import PIPES
+from ..isa.soc import BUFFER_OF
+from . import errcodes as E
 
 PARTIAL = ("GM outputs of this launch may be partly written (blocks that ran before the "
            "fault, and this block up to here; which ones depends on the mode and thread count)")
@@ -58,7 +59,7 @@ def _decode(code: int, d: list[int], node: Stmt, shapes: dict | None) -> PtoErro
             rule="a row reduction writes one value per source row: dst.validRow == src.validRow "
                  "(the NPU asserts it)",
             fix=f"set {dst.name}'s valid rows to {src.name}'s (set_valid)")
-    return PtoError(f"simulator fault {code} in {name}", rule="this is a pypto bug",
+    return PtoError(f"fault code {code} in {name}", rule="this is a pypto bug",
                     fix="please report it with the kernel")
 
 

@@ -1,4 +1,5 @@
-"""The error record: an int64 array the numba code writes a fault into and returns.
+"""The error record: an int64 array a kernel writes a fault into before it returns (the
+simulator's numba code, and the guards the NPU backends emit into the C++).
 
 err[0] code (0 = no fault), err[1..6] details, err[7] site id of the failing IR node (set by the
 generated caller), err[8] block index. Codes and their details:"""

@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/seed_table.py
 	$(PY) benchmarks/throughput.py
 	$(PY) benchmarks/compile_time.py
+	$(PY) benchmarks/softmax.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

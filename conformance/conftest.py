@@ -136,6 +136,68 @@ def slow_if(predicate):
     return mark
 
 
+# Eager mode runs the same per-instruction numba code as compiled mode (only the executor
+# differs), so the quick tier runs eager for one dtype per case group (the first of this order
+# the group has), and for a test without a dtype parameter one case per SoC; every case runs
+# compiled. The full tier runs everything in both modes.
+EAGER_ORDER = ("f32", "float32", "i16", "int16", "i32", "int32", "f16", "float16", "u8", "uint8",
+               "i8", "int8", "u16", "uint16", "u32", "uint32", "bf16", "bfloat16")
+
+
+def _eager_trim(items) -> None:
+    groups: dict[tuple, list] = {}
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        if cs is None or "target" not in cs.params:
+            continue
+        t = cs.params["target"]
+        if getattr(t, "mode", None) != "eager":
+            continue
+        if "dtype" in cs.params:
+            key = (item.nodeid.split("[")[0],) + tuple(sorted(
+                (k, repr(v)) for k, v in cs.params.items() if k not in ("dtype", "target")))
+        else:       # no dtype parameter: one eager case per test function and SoC
+            key = (item.nodeid.split("[")[0], repr(cs.params.get("soc")))
+        groups.setdefault(key, []).append(item)
+    for members in groups.values():
+        def rank(item):
+            d = str(item.callspec.params.get("dtype", ""))
+            return EAGER_ORDER.index(d) if d in EAGER_ORDER else len(EAGER_ORDER)
+        keep = min(members, key=rank)
+        for item in members:
+            if item is not keep:
+                item.add_marker(pytest.mark.slow)
+
+
+# A dtype sweep that runs on both SoCs runs each dtype on one of them in the quick tier (chosen
+# by a hash of the case, so each SoC gets about half); the full tier runs both. Cases without a
+# dtype parameter (the hand-made per-SoC semantics cases) always run on both SoCs.
+SOC_PARAMS, DTYPE_PARAMS = ("soc", "soc_"), ("dtype", "dt")
+
+
+def _soc_trim(items) -> None:
+    import zlib
+    groups: dict[tuple, list] = {}
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        if cs is None:
+            continue
+        socp = next((k for k in SOC_PARAMS if k in cs.params), None)
+        if socp is None or not any(k in cs.params for k in DTYPE_PARAMS):
+            continue
+        key = (item.nodeid.split("[")[0],) + tuple(sorted(
+            (k, repr(v)) for k, v in cs.params.items() if k != socp))
+        groups.setdefault(key, []).append((str(cs.params[socp]), item))
+    for key, members in groups.items():
+        socs = sorted({s for s, _ in members})
+        if len(socs) < 2:
+            continue
+        keep = socs[zlib.crc32(repr(key).encode()) % len(socs)]
+        for s, item in members:
+            if s != keep:
+                item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     kept, dropped = [], []
@@ -153,6 +215,8 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    _eager_trim(items)
+    _soc_trim(items)
     backend = config.getoption("--backend", default="sim")
     for item in items:
         d = lookup(backend, item.nodeid)

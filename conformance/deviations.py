@@ -79,6 +79,22 @@ DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 
+def _families() -> tuple[Deviation, ...]:
+    """The entries of each family's own list (conformance/deviations_<family>.py, a tuple
+    named DEVIATIONS), so families add theirs without editing this file."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+    out: list[Deviation] = []
+    for m in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
+        if m.name.startswith("deviations_"):
+            out += importlib.import_module(f"{__package__}.{m.name}").DEVIATIONS
+    return tuple(out)
+
+
+DEVIATIONS = DEVIATIONS + _families()
+
+
 def lookup(backend: str, nodeid: str) -> Deviation | None:
     """The documented deviation a case meets on ``backend``, or None."""
     fn, _, rest = nodeid.rpartition("::")[2].partition("[")

@@ -812,3 +812,11 @@ def cast(x: np.ndarray, src_dtype: Any, dst_dtype: Any, soc: str = "a2a3",
     else:
         out = np.array(res, dtype=np.uint64).astype(bits_dtype(d)).view(d)
     return out.reshape(x.shape), np.zeros(x.shape, dtype=bool)
+
+
+# The entry point of each instruction modelled here, by PTO name (conformance/references.py
+# merges this with the families' ref_*.py maps). TASSIGN is a placement statement, not a
+# computation: its conformance is the aliasing and address checks of the kernel suite.
+REFERENCE = {"TADD": binary, "TSUB": binary, "TMUL": binary, "TDIV": binary, "TMAX": binary,
+             "TMIN": binary, "TADDS": binary, "TMULS": binary, "TEXP": exp, "TROWSUM": rowsum,
+             "TCVT": cast, "TASSIGN": None}     # TLOAD / TSTORE: conformance/ref_memory.py

@@ -276,19 +276,8 @@ def _cpp_insn(ns) -> str:
         ins.set_param(k, v)
         params.append((k, v))
     dt = pypto.dtypes.as_dtype(ns.dtype, context="--dtype")
-    form = ins._formname
-    kern = kernel_for(ins._spec.name, form, tuple(params))
-    x = pypto.empty((1024,) if form != "rowreduce" else (16, 64), dt)
-    if form == "binary":
-        args = (x, x, x)
-    elif form == "scalar":
-        args = (x, 1 if dt.is_int else 1.0, x)
-    elif form == "rowreduce":
-        args = (x, pypto.empty((16, 1), dt))
-    elif form == "cast":
-        args = (x, pypto.empty((1024,), pypto.dtypes.as_dtype(ns.to or "float32", context="--to")))
-    else:
-        args = (x, x)
+    kern = kernel_for(ins._spec.name, ins._formname, tuple(sorted(params)))
+    args = ins._form.example(dt, ns.to)
     return kern.cpp(*args)
 
 

@@ -25,6 +25,7 @@ class DType:
     np: Any            # numpy / ml_dtypes dtype of host arrays
     storage: Any       # numpy dtype of the raw bits inside the simulator
     cxx: str           # pto-isa C++ spelling
+    lanes: int = 1     # values per element: 2 for the packed fp4 pairs (one byte, two values)
 
     @property
     def is_float(self) -> bool:
@@ -55,8 +56,8 @@ class DType:
         return self.name
 
 
-def _d(name, short, size, kind, npt, storage, cxx):
-    return DType(name, short, size, kind, np.dtype(npt), np.dtype(storage), cxx)
+def _d(name, short, size, kind, npt, storage, cxx, lanes=1):
+    return DType(name, short, size, kind, np.dtype(npt), np.dtype(storage), cxx, lanes)
 
 
 float16 = _d("float16", "f16", 2, "float", np.float16, np.uint16, "half")
@@ -73,11 +74,17 @@ uint64 = _d("uint64", "u64", 8, "uint", np.uint64, np.uint64, "uint64_t")
 float8_e4m3 = _d("float8_e4m3", "e4m3", 1, "float", ml_dtypes.float8_e4m3fn, np.uint8, "float8_e4m3_t")
 float8_e5m2 = _d("float8_e5m2", "e5m2", 1, "float", ml_dtypes.float8_e5m2, np.uint8, "float8_e5m2_t")
 
+# a5's 4-bit floats, two per byte (low nibble first): an element is one byte holding a pair.
+# Host arrays hold the packed bytes as uint8 (pack_fp4 / unpack_fp4 convert values).
+float4_e2m1x2 = _d("float4_e2m1x2", "fp4e2m1x2", 1, "float", np.uint8, np.uint8, "float4_e2m1x2_t", 2)
+float4_e1m2x2 = _d("float4_e1m2x2", "fp4e1m2x2", 1, "float", np.uint8, np.uint8, "float4_e1m2x2_t", 2)
+
 ALL: tuple[DType, ...] = (float16, bfloat16, float32, int8, uint8, int16, uint16, int32, uint32,
-                          int64, uint64, float8_e4m3, float8_e5m2)
+                          int64, uint64, float8_e4m3, float8_e5m2, float4_e2m1x2, float4_e1m2x2)
+PACKED: tuple[DType, ...] = tuple(d for d in ALL if d.lanes > 1)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {d.short: d for d in ALL}
 BY_NAME |= {"half": float16, "float": float32, "bf16": bfloat16, "fp16": float16, "fp32": float32}
-_BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL}
+_BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL if d.lanes == 1}
 
 LEGAL_NAMES = ", ".join(d.name for d in ALL)
 
@@ -117,3 +124,63 @@ def as_dtype(x: Any, context: str | None = None) -> DType:
 def for_host_array(arr: np.ndarray, context: str | None = None) -> DType:
     """The DType a numpy array keeps when no dtype is given (float64 is an error)."""
     return as_dtype(arr.dtype, context)
+
+
+# -- the packed fp4 formats -------------------------------------------------------------------
+# The 16 values of each 4-bit code (sign, exponent, mantissa; no inf or NaN): e2m1 has bias 1
+# (0, 0.5, 1, 1.5, 2, 3, 4, 6), e1m2 bias 1 with a 2-bit mantissa (0, 0.25, ..., 1.75).
+def _fp4_table(ebits: int, mbits: int) -> np.ndarray:
+    vals = []
+    for code in range(16):
+        sign = -1.0 if code & 8 else 1.0
+        e = (code >> mbits) & ((1 << ebits) - 1)
+        m = code & ((1 << mbits) - 1)
+        v = (m / (1 << mbits)) if e == 0 else (1 + m / (1 << mbits)) * 2.0 ** (e - 1)
+        vals.append(sign * v)
+    return np.array(vals, np.float64)
+
+
+FP4_VALUES = {"float4_e2m1x2": _fp4_table(2, 1), "float4_e1m2x2": _fp4_table(1, 2)}
+
+
+def _fp4_codes(values: np.ndarray, fmt: str) -> np.ndarray:
+    """Nearest fp4 code of each value (ties to the even code; saturating; NaN is an error)."""
+    table = FP4_VALUES[fmt]
+    v = np.asarray(values, np.float64)
+    if np.isnan(v).any():
+        raise DTypeError(f"pack_fp4: NaN has no {fmt} code", rule=f"{fmt} has no NaN or infinity",
+                         fix="replace NaNs before packing")
+    pos = table[:8]                                   # 0 .. max, ascending
+    mag = np.minimum(np.abs(v), pos[-1])
+    idx = np.searchsorted(pos, mag)                   # first >= mag
+    lo = np.clip(idx - 1, 0, 7)
+    hi = np.clip(idx, 0, 7)
+    dlo, dhi = mag - pos[lo], pos[hi] - mag
+    pick = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo)
+    return (pick | np.where(np.signbit(v), 8, 0)).astype(np.uint8)
+
+
+def pack_fp4(values: Any, dtype: Any = "float4_e2m1x2") -> np.ndarray:
+    """Values (an even number along the last axis) -> packed bytes (uint8, last axis halved),
+    element 2k in the low nibble of byte k, for a pypto.float4_e2m1x2 / float4_e1m2x2 tensor."""
+    dt = as_dtype(dtype, context="pack_fp4")
+    if dt.lanes != 2:
+        raise DTypeError(f"pack_fp4: {dt.name} is not a packed fp4 type",
+                         rule="pack_fp4 packs float4_e2m1x2 or float4_e1m2x2", fix="pass one of them")
+    v = np.asarray(values, np.float64)
+    if v.ndim == 0 or v.shape[-1] % 2:
+        raise DTypeError(f"pack_fp4: the last axis has {v.shape[-1] if v.ndim else 0} values",
+                         rule="two fp4 values make one byte", fix="pass an even number of values")
+    codes = _fp4_codes(v, dt.name)
+    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+
+
+def unpack_fp4(packed: Any, dtype: Any = "float4_e2m1x2") -> np.ndarray:
+    """Packed bytes -> their values as float32 (last axis doubled); the inverse of pack_fp4."""
+    dt = as_dtype(dtype, context="unpack_fp4")
+    b = np.asarray(packed, np.uint8)
+    table = FP4_VALUES[dt.name].astype(np.float32)
+    out = np.empty(b.shape[:-1] + (2 * b.shape[-1],) if b.ndim else (2,), np.float32)
+    out[..., 0::2] = table[b & 15]
+    out[..., 1::2] = table[b >> 4]
+    return out

@@ -165,6 +165,15 @@ class TraceError(KernelError):
     """The kernel body did something that cannot be traced (e.g. Python `if` on a runtime value)."""
 
 
+class UndefinedBehaviorError(KernelError):
+    """SimOptions(checks="strict"): the kernel did something whose NPU result is undefined
+    (integer division by zero, a shift count past the width, a NaN in a sort, ...)."""
+
+
+class IndexRangeError(KernelError):
+    """A runtime index or offset operand lies outside what the instruction may touch."""
+
+
 class NotSimulatedError(PtoError):
     """The instruction is in the ISA table but its semantics are not built on this backend yet."""
 

@@ -1,7 +1,7 @@
 """The seed's instruction-level API: ``load_insn(name)`` -> Insn, bind operands, ``execute()``.
 
-Each Insn runs the library kernel of its instruction's form (binary, scalar, unary, rowreduce,
-cast; declared by the instruction's unit) over whole tensors. Operands are device tensors or numpy
+Each Insn runs the library kernel of its instruction's form (pypto/library/forms.py: binary,
+scalar, unary, rowreduce, cast, ...; the unit names it) over whole tensors. Operands are device tensors or numpy
 arrays; numpy operands are staged (inputs H2D before, outputs D2H after, all counted in
 pypto.stats()), unless ``pypto.init(strict_host_operands=True)``. Mode parameters (TCVT's rounding
 and saturation) are keyword arguments of ``load_insn`` or ``set_param``, named as in ``pto.TCVT``.
@@ -10,7 +10,6 @@ untouched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,46 +17,31 @@ import numpy as np
 from . import diagnostics as Dx
 from . import dtypes as D
 from . import isa, runtime
-from .errors import (DTypeError, DTypeMismatchError, HostMemoryError, InsnNotFoundError,
-                     OperandError, OperandIndexError, OperandNotSetError, ShapeError)
+from .errors import (DTypeError, HostMemoryError, InsnNotFoundError, OperandError,
+                     OperandIndexError, OperandNotSetError)
 from .ir import registry
 from .ir.verify import check_params
-from .library import kernel_for, launch_dims
-from .library.kernels import elementwise_chunks, row_chunks, row_width
+from .library import forms as _forms  # noqa: F401  (imports the library: registers its forms)
+from .library.forms import FORMS, Call, Slot, legal_names
 from .tensor import Tensor
 
 _UNSET = object()
 
 
-@dataclass(frozen=True)
-class _Slot:
-    name: str
-    kind: str      # "in" | "out" | "scalar"
-
-
-# Seed operand order per form: inputs first, then the output.
-SLOTS = {
-    "binary": (_Slot("src0", "in"), _Slot("src1", "in"), _Slot("dst", "out")),
-    "scalar": (_Slot("src", "in"), _Slot("scalar", "scalar"), _Slot("dst", "out")),
-    "unary": (_Slot("src", "in"), _Slot("dst", "out")),
-    "rowreduce": (_Slot("src", "in"), _Slot("dst", "out")),
-    "cast": (_Slot("src", "in"), _Slot("dst", "out")),
-}
-
-
 def _form(pto_name: str) -> str | None:
     u = registry.get(pto_name)
-    return u.seed if u is not None and u.sim is not None else None
+    return u.seed if u is not None and u.sim is not None and u.seed in FORMS else None
 
 
 class Insn:
-    """A loaded instruction. Operand order is the seed's: inputs first, then the output."""
+    """A loaded instruction. Operand order is the seed's: inputs first, then the output(s)."""
 
     def __init__(self, spec: isa.Instr, session: runtime.Session, params: dict[str, Any]):
         self._spec = spec
         self._session = session
         self._formname = _form(spec.name)
-        self._slots = SLOTS[self._formname]
+        self._form = FORMS[self._formname]
+        self._slots = self._form.slots
         self._ops: list[Any] = [_UNSET] * len(self._slots)
         self._params: dict[str, Any] = {}
         legal = spec.dtypes_on(session.soc.name)
@@ -71,16 +55,15 @@ class Insn:
     num_operands = property(lambda self: len(self._slots))
     params = property(lambda self: dict(self._params))
 
+    def _call(self, info: dict) -> Call:
+        return Call(self.name, self._spec, self._session.soc, dict(self._params), info, self._slots)
+
     @property
     def signature(self) -> str:
         args = ", ".join(f"{s.name}: {'scalar' if s.kind == 'scalar' else 'tensor'}" for s in self._slots)
-        if self._formname == "cast":
-            legal = ", ".join(f"{s}->{d}" for d, s in self._spec.dtypes_on(self._session.soc.name))
-        else:
-            legal = ", ".join(d.name for d in self.dtypes)
         ps = "".join(f", {p.name}={self._params.get(p.name, p.default)!r}" for p in self._spec.params)
         return (f"{self.name}({args}{ps})  # {self._spec.summary}; {self.pto_name} opcode "
-                f"{self.insn_id:#06x}; dtypes on {self._session.soc.name}: {legal}")
+                f"{self.insn_id:#06x}; dtypes on {self._session.soc.name}: {self._legal_text()}")
 
     def __repr__(self) -> str:
         return f"<pypto.Insn {self.signature}>"
@@ -107,7 +90,7 @@ class Insn:
         self._params[name] = value
 
     # -- execution ------------------------------------------------------------------------------
-    def _tensor_info(self, i: int, slot: _Slot, v: Any) -> tuple[D.DType, tuple]:
+    def _tensor_info(self, i: int, slot: Slot, v: Any) -> tuple[D.DType, tuple]:
         what = f"{self.name} operand {i} ({slot.name})"
         if isinstance(v, Tensor):
             v._check_live(what)
@@ -133,9 +116,8 @@ class Insn:
                            fix="pass pypto.Tensor(...) or a numpy array")
 
     def _legal_text(self) -> str:
-        if self._formname == "cast":
-            return ", ".join(f"{s}->{d}" for d, s in self._spec.dtypes_on(self._session.soc.name))
-        return ", ".join(d.name for d in self.dtypes)
+        call = self._call({})
+        return (self._form.legal_text or legal_names)(call)
 
     def execute(self) -> None:
         """Run the instruction. Validates every operand first; then stages, launches, copies back."""
@@ -151,113 +133,45 @@ class Insn:
                                      fix="call set_operand(i, x) for each of them")
         info = {i: self._tensor_info(i, s, v) for i, (s, v) in enumerate(zip(self._slots, self._ops))
                 if s.kind != "scalar"}
-        dt = getattr(self, f"_check_{self._formname}", self._check_same)(info)
-        scalar = None
-        for i, (slot, v) in enumerate(zip(self._slots, self._ops)):
-            if slot.kind == "scalar":
-                scalar = self._scalar(v, dt)
-        self._run(info, scalar)
+        call = self._call(info)
+        dt = self._form.check(call)
+        scalars = {i: self._scalar(i, v, dt) for i, (slot, v) in enumerate(zip(self._slots, self._ops))
+                   if slot.kind == "scalar"}
+        self._run(call, scalars)
 
-    def _check_same(self, info: dict) -> D.DType:
-        """Forms whose tensors share one element type and one shape."""
-        (first, (dt, shape)), *rest = info.items()
-        for i, (vdt, vshape) in rest:
-            what = f"{self.name} operand {i} ({self._slots[i].name})"
-            if vdt != dt:
-                raise DTypeMismatchError(f"{what} is {vdt.name} but operand {first} is {dt.name}",
-                                         rule=f"{self.name}'s operands share one element type",
-                                         fix=f"convert them to one type, e.g. dtype=pypto.{dt.name}")
-            if self._formname != "rowreduce" and vshape != shape:
-                raise ShapeError(f"{what} has shape {vshape} but operand {first} has {shape}",
-                                 rule=f"{self.name} is elementwise over equal shapes (no broadcasting)",
-                                 fix="pass operands of the same shape")
-        if dt not in self.dtypes:
-            raise DTypeError(
-                f"{self.name} does not accept {dt.name} on {self._session.soc.name}",
-                rule=f"{self.name} takes {self._legal_text()} on {self._session.soc.name}",
-                fix="convert the operands" + (" or use pypto.init(soc='a5')"
-                                              if dt.short in self._spec.dtypes_on("a5") and
-                                              self._session.soc.name != "a5" else ""))
-        return dt
-
-    def _check_rowreduce(self, info: dict) -> D.DType:
-        dt = self._check_same(info)
-        (sshape), (dshape) = info[0][1], info[1][1]
-        if len(sshape) != 2:
-            raise ShapeError(f"{self.name} operand 0 (src) has shape {sshape}",
-                             rule=f"{self.name} reduces each row of a 2-D (rows, cols) tensor",
-                             fix="reshape the input to (rows, cols)")
-        if dshape not in ((sshape[0],), (sshape[0], 1)):
-            raise ShapeError(f"{self.name} operand 1 (dst) has shape {dshape} for a {sshape} source",
-                             rule=f"{self.name} writes one value per row: dst is (rows,) or (rows, 1)",
-                             fix=f"pass a dst of shape ({sshape[0]},)")
-        if sshape[1] > row_width(dt.itemsize) or sshape[1] < 1:
-            raise ShapeError(f"{self.name}: rows of {sshape[1]} elements",
-                             rule=f"load_insn's {self.name} takes rows of 1 .. {row_width(dt.itemsize)} "
-                                  f"{dt.name} elements (one tile of the library kernel)",
-                             fix="write an @pypto.kernel that reduces wider rows in several tiles")
-        return dt
-
-    def _check_cast(self, info: dict) -> D.DType:
-        (sdt, sshape), (ddt, dshape) = info[0], info[1]
-        if sshape != dshape:
-            raise ShapeError(f"{self.name} operand 1 (dst) has shape {dshape} but src has {sshape}",
-                             rule=f"{self.name} converts elementwise over equal shapes",
-                             fix="pass a dst of the source's shape")
-        soc = self._session.soc.name
-        if (ddt.short, sdt.short) not in self._spec.dtypes_on(soc):
-            raise DTypeError(f"{self.name} cannot convert {sdt.name} to {ddt.name} on {soc}",
-                             rule=f"{self.name} on {soc} converts {self._legal_text()}",
-                             fix="pick a legal pair (convert in two steps through float32)")
-        if self._params.get("rmode") == "CAST_ODD" and (sdt.short, ddt.short) != ("f32", "f16") \
-                and soc == "a5":
-            raise OperandError(f"{self.name}: rmode=CAST_ODD converts only float32 -> float16 on a5",
-                               rule="on a5 TCVT with CAST_ODD does nothing for any other pair, so the "
-                                    "output would keep whatever it held",
-                               fix="use another rounding mode")
-        return sdt
-
-    def _scalar(self, v: Any, dt: D.DType):
+    def _scalar(self, i: int, v: Any, dt: D.DType):
+        what = f"operand {i} ({self._slots[i].name})"
         if isinstance(v, np.generic) and not isinstance(v, np.bool_):
             v = v.item()
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise OperandError(f"{self.name} operand 1 (scalar): {type(v).__name__} is not a number",
+            raise OperandError(f"{self.name} {what}: {type(v).__name__} is not a number",
                                rule="the scalar operand is a Python or numpy number",
                                fix="pass an int or a float")
-        Dx.check_scalar(self.name, "operand 1 (scalar)", v, dt)
+        Dx.check_scalar(self.name, what, v, dt)
         return int(v) if dt.is_int else float(v)
 
-    def _run(self, info: dict, scalar) -> None:
-        """Stage numpy operands, launch the library kernel on flat (or 2-D) views in seed order,
-        copy staged outputs back, free what was staged."""
+    def _run(self, call: Call, scalars: dict) -> None:
+        """Stage numpy operands, launch the library kernel on the form's views of the tensors (in
+        seed order), copy staged outputs back, free what was staged."""
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
         args: list[Any] = []
-        form = self._formname
+        views = self._form.views(call)
         try:
             for i, (slot, v) in enumerate(zip(self._slots, self._ops)):
                 if slot.kind == "scalar":
-                    args.append(scalar)
+                    args.append(scalars[i])
                     continue
                 if isinstance(v, np.ndarray):
-                    t = Tensor(v) if slot.kind == "in" else Tensor._empty(v.shape, info[i][0])
+                    t = Tensor(v) if slot.kind == "in" else Tensor._empty(v.shape, call.info[i][0])
                     staged.append(t)
                     if slot.kind == "out":
                         outputs.append((v, t))
                     v = t
-                if form == "rowreduce":
-                    shape = info[0][1] if slot.kind == "in" else (info[0][1][0], 1)
-                else:
-                    shape = (v.size,)
-                args.append(v._alias(shape))
-            cores = self._session.soc.aiv_cores
-            if form == "rowreduce":
-                blocks = launch_dims(row_chunks(info[0][1][0]), cores)
-            else:
-                itemsize = 4 if form == "cast" else info[0][0].itemsize
-                blocks = launch_dims(elementwise_chunks(max(args[0].size, 1), itemsize), cores)
+                args.append(v._alias(views[i]))
+            blocks = self._form.blocks(call)
             params = tuple(sorted(self._params.items()))
-            kernel_for(self.pto_name, form, params)[blocks](*args)
+            self._form.kernel(self.pto_name, params)[blocks](*args)
             for host, t in outputs:
                 np.copyto(host, t.numpy())
         finally:

@@ -384,24 +384,25 @@ def test_boxed_tile_refused_by_tadd(mode):
 
 # -- instructions in the table but not simulated: IR yes, launch no ------------------------------
 
-def _log_sqrt(x, z):
+def _log_dequant(x, z):
     t = pto.Tile(pto.Vec, pto.float32, (8, 64))
+    q = pto.Tile(pto.Vec, pto.int8, (8, 64))
     pto.TLOAD(t, x[0:8, 0:64])
     pto.TLOG(t, t)
-    pto.TSQRT(t, t)
+    pto.TDEQUANT(t, q, t, t)
     pto.TSTORE(z[0:8, 0:64], t)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_unsimulated_instruction_traces_but_does_not_launch(mode):
     x, z = f32((8, 64), start=1.0), pypto.zeros((8, 64), pypto.float32)
-    k = pypto.kernel(_log_sqrt, mode=mode)
+    k = pypto.kernel(_log_dequant, mode=mode)
     lines = k.ir(x, z).splitlines()
-    for op in ("pto.tlog", "pto.tsqrt"):
+    for op in ("pto.tlog", "pto.tdequant"):
         hit = [line for line in lines if line.strip().startswith(op + " ")]
         assert len(hit) == 1 and hit[0].rstrip().endswith("// PIPE_V, AIV"), lines
     e = raises(E.NotSimulatedError, k, x, z)
-    assert "TLOG" in str(e)
+    assert "TDEQUANT" in str(e) and "TLOG" not in str(e)
     assert not z.numpy().any()
 
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pypto
+from pypto.ir import registry
 from pypto import errors as E
 from pypto import pto
 
@@ -526,21 +527,22 @@ def test_view_and_valid_region_disagree_at_run_time(mode):
 # -- instructions in the table but not simulated ---------------------------------------------
 
 @pypto.kernel
-def uses_tlog(x):
+def uses_tdequant(x):
     t = pto.Tile(pto.Vec, pto.float32, (8, 8))
+    q = pto.Tile(pto.Vec, pto.int8, (8, 32))
     pto.TLOAD(t, x[0:8, 0:8])
-    pto.TLOG(t, t)
+    pto.TDEQUANT(t, q, t, t)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_not_simulated_instruction(x8, mode):
     import pypto.isa as isa
-    assert "TLOG" in isa.TABLE
-    k = pypto.kernel(uses_tlog.fn, mode=mode)
+    assert "TDEQUANT" in isa.TABLE and not registry.status("TDEQUANT")[0]
+    k = pypto.kernel(uses_tdequant.fn, mode=mode)
     e = raises(E.NotSimulatedError, k, x8)
-    assert "TLOG" in str(e) and "vector-ISA" in str(e)
-    assert_site(e, "pto.TLOG(t, t)")
-    assert "pto.tlog" in k.ir(x8)          # the IR exists all the same
+    assert "TDEQUANT" in str(e) and "matrix issue" in str(e)
+    assert_site(e, "pto.TDEQUANT(t, q, t, t)")
+    assert "pto.tdequant" in k.ir(x8)          # the IR exists all the same
 
 
 # -- specialisation and caching -------------------------------------------------------------
@@ -806,9 +808,9 @@ def bad_param_store(x, z):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_unsimulated_mode_parameter_is_refused_not_ignored(mode):
-    x, z = f32((1, 8)), pypto.zeros((1, 8), pypto.float32)
-    e = raises(E.NotSimulatedError, pypto.kernel(atomic_store.fn, mode=mode), x, z)
-    assert "atomic=AtomicAdd" in str(e)
-    assert not z.numpy().any()
+def test_mode_parameter_is_honoured_or_refused_not_ignored(mode):
+    x = f32((1, 8), start=1.0)
+    z = pypto.Tensor(np.full((1, 8), 10.0, np.float32))
+    pypto.kernel(atomic_store.fn, mode=mode)(x, z)
+    np.testing.assert_array_equal(z.numpy(), 10.0 + x.numpy())      # AtomicAdd adds, not stores
     raises(E.OperandError, pypto.kernel(bad_param_store.fn, mode=mode), x, z)

@@ -162,18 +162,18 @@ def test_ir_of_unsimulated_instructions_shows_their_pipes():
     @pypto.kernel
     def k(x, z):
         a = pto.Tile(pto.Vec, pto.float32, (8, 64))
-        b = pto.Tile(pto.Vec, pto.float32, (8, 64))
+        b = pto.Tile(pto.Vec, pto.int8, (8, 64))
         pto.TLOAD(a, x)
-        pto.TSQRT(b, a)
-        pto.TLOG(a, b)
+        pto.TDEQUANT(a, b, a, a)
+        pto.TLOG(a, a)
         pto.TSTORE(z, a)
 
     pypto.init()
     try:
         x, z = pypto.Tensor(np.ones((8, 64), np.float32)), pypto.zeros((8, 64), pypto.float32)
         text = k.ir(x, z)
-        assert "pto.tsqrt %b, %a  // PIPE_V, AIV" in text and "pto.tlog %a, %b  // PIPE_V" in text
-        with pytest.raises(E.NotSimulatedError, match="TSQRT"):
+        assert "pto.tdequant %a, %b, %a, %a  // PIPE_V, AIV" in text and "pto.tlog %a, %a  // PIPE_V" in text
+        with pytest.raises(E.NotSimulatedError, match="TDEQUANT"):
             k(x, z)
     finally:
         pypto.finalize()

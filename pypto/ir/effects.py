@@ -8,18 +8,22 @@ from __future__ import annotations
 from ..isa import TABLE
 from ..isa.schema import CORE_OF_LOC
 from . import registry
-from .nodes import Effect, GmView, InstrNode, Kernel, TileVar, walk
+from .nodes import Effect, GmView, InstrNode, Kernel, TileVar, gm_loads, walk
+from .verify import slots_of
 
 
 def effects_of(node: InstrNode, soc) -> tuple[Effect, ...]:
     """What ``node`` reads and writes: operands by role and region, plus hidden scratch."""
     spec = TABLE[node.name]
     out: list[Effect] = []
-    for i, (o, x) in enumerate(zip(spec.slots_for(len(node.operands)), node.operands)):
+    for i, (o, x) in enumerate(zip(slots_of(node.name, node.operands), node.operands)):
         if isinstance(x, TileVar):
             region = o.region
         elif isinstance(x, GmView):
             region = "view"
+        elif gm_loads(x):
+            out.append(Effect("read", i, "gm_scalar"))   # x[i, j] read by the scalar unit (PIPE_S)
+            continue
         else:
             continue
         if o.reads:
@@ -36,7 +40,7 @@ def effects_of(node: InstrNode, soc) -> tuple[Effect, ...]:
 
 def annotate_node(node: InstrNode, soc) -> None:
     spec = TABLE[node.name]
-    locs = {o.name: x.type.loc for o, x in zip(spec.slots_for(len(node.operands)), node.operands)
+    locs = {o.name: x.type.loc for o, x in zip(slots_of(node.name, node.operands), node.operands)
             if isinstance(x, TileVar)}
     node.pipe = spec.pipe_on(soc.name, locs)
     cores = {CORE_OF_LOC[loc] for loc in locs.values()}

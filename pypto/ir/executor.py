@@ -48,6 +48,10 @@ class Builder:
         """The initial valid region of a tile declared with a dynamic valid region."""
         raise NotImplementedError
 
+    def gm_scalar(self, view, site: Site | None = None) -> ExprLike:
+        """``x[i, j]`` used as a scalar operand: a GmLoad (tracer) or the element's value (eager)."""
+        raise NotImplementedError
+
     def tile_numpy(self, tile: TileVar):
         """Eager only: the tile's storage as a (rows, cols) numpy array."""
         raise NotImplementedError

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .nodes import Assign, ExprLike, GmView, InstrNode, SetValid, Stmt, TileVar, binop, is_static
+from .nodes import (Assign, ExprLike, GmView, InstrNode, SetValid, Stmt, TileVar, binop, gm_loads,
+                    is_static)
 
 # check -> the meaning of its arguments (the fault record's details follow the same order)
 CHECKS = {
@@ -21,6 +22,7 @@ CHECKS = {
     "int_scalar": ("index", "value", "lo", "hi"),             # a runtime int scalar fits the element type
     "covers": ("index", "src_rows", "src_cols", "dst_rows", "dst_cols"),   # src valid region >= dst's
     "same_rows": ("index", "src_rows", "dst_rows"),           # row reductions
+    "same_cols": ("index", "src_cols", "dst_cols"),           # column reductions and broadcasts
     "float_scalar": ("index", "value", "limit"),             # a finite float scalar stays finite
     "view_shape": ("rows", "cols", "tile_rows", "tile_cols"),  # the view as the tile sees it == valid
 }
@@ -50,6 +52,10 @@ def of(stmt: Stmt, soc) -> list[Guard]:
         for o in stmt.operands:
             if isinstance(o, GmView):
                 out += [Guard("bound", (k, val, lim)) for k, (_, val, lim) in enumerate(o.bounds)]
+        loads = [g for o in stmt.operands for g in gm_loads(o)]
+        for j, g in enumerate(loads):          # scalar reads: bound ids 100 * (j + 1) + k
+            out += [Guard("bound", (100 * (j + 1) + k, val, lim))
+                    for k, (_, val, lim) in enumerate(g.view.bounds)]
         unit = registry.get(stmt.name)
         if unit is not None and unit.guards is not None:
             out += unit.guards(stmt, soc)
@@ -60,9 +66,9 @@ def of(stmt: Stmt, soc) -> list[Guard]:
 
 def covers(node: InstrNode, soc) -> list[Guard]:
     """Every tile source's valid region contains dst's (elementwise instructions)."""
-    from ..isa import TABLE
+    from .verify import slots_of
     dst = node.operands[0]
-    ops = TABLE[node.name].operands
+    ops = slots_of(node.name, node.operands)
     return [Guard("covers", (k, x.valid[0], x.valid[1], dst.valid[0], dst.valid[1]))
             for k, (o, x) in enumerate(zip(ops, node.operands)) if k and isinstance(x, TileVar) and o.role == "in"]
 

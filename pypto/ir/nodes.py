@@ -188,6 +188,8 @@ def free_vars(x: ExprLike) -> set[Var]:
         return {x}
     if isinstance(x, BinOp):
         return free_vars(x.lhs) | free_vars(x.rhs)
+    if type(x).__name__ == "GmLoad":
+        return free_vars(x.view.offset)
     return set()
 
 
@@ -324,10 +326,31 @@ class GmView:
     strides: tuple[ExprLike, ExprLike, ExprLike, ExprLike, ExprLike]
     layout: str = "ND"
     bounds: tuple[tuple[str, ExprLike, ExprLike], ...] = ()
+    point: bool = False        # x[i, j] with an int for every dimension: one element
 
     def __repr__(self):
         shp = "x".join(str(s) for s in self.shape)
         return f"{self.tensor!r}[off={self.offset!r}, shape={shp}]"
+
+
+@dataclass(eq=False, repr=False)
+class GmLoad(Expr):
+    """One element of a GM tensor read by the scalar unit (PIPE_S) when the kernel runs:
+    ``x[i, j]`` used as an instruction's scalar operand, as PTO C++ reads ``src[0]``."""
+    view: GmView
+    dtype: str = "i64"
+
+    def __repr__(self):
+        return f"{self.view.tensor!r}[{self.view.offset!r}]"
+
+
+def gm_loads(x: Any) -> list["GmLoad"]:
+    """The GM scalar reads inside an operand or expression."""
+    if isinstance(x, GmLoad):
+        return [x]
+    if isinstance(x, BinOp):
+        return gm_loads(x.lhs) + gm_loads(x.rhs)
+    return []
 
 
 # -- statements -------------------------------------------------------------------------------------
@@ -353,7 +376,8 @@ class Stmt:
 class Effect:
     """One thing an instruction reads or writes. ``operand`` indexes node.operands (None for hidden
     scratch); region: "valid" (the tile's valid region), "whole" (the whole tile), "view" (a GM
-    view) or "scratch" (``span`` bytes of on-chip ``space`` that no operand names)."""
+    view), "gm_scalar" (GM elements the scalar unit reads for a scalar operand, x[i, j]) or
+    "scratch" (``span`` bytes of on-chip ``space`` that no operand names)."""
     access: str                       # "read" | "write"
     operand: int | None
     region: str

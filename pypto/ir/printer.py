@@ -1,13 +1,15 @@
 """Print a Kernel as readable PTO-style text (level-2, destination first)."""
 from __future__ import annotations
 
-from .nodes import (CALL_OPS, Assign, BinOp, For, GmView, InstrNode, Kernel, ScalarParam, SetValid,
-                    Sync, TensorParam, TileVar, Var)
+from .nodes import (CALL_OPS, Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, ScalarParam,
+                    SetValid, Sync, TensorParam, TileVar, Var)
 
 
 def expr(x) -> str:
     if isinstance(x, Var):
         return f"%{x.name}"
+    if isinstance(x, GmLoad):
+        return f"load_scalar %{x.view.tensor.name}[{expr(x.view.offset)}]"
     if isinstance(x, BinOp):
         if x.op in CALL_OPS:
             return f"{x.op}({expr(x.lhs)}, {expr(x.rhs)})"

@@ -47,7 +47,8 @@ _UNITS: dict[str, Unit] = {}
 _LOCK = threading.RLock()
 _LOADERS: list[Callable[[], None]] = []
 _loaded = False
-# category -> why its instructions without a simulator lowering are not simulated yet
+# category (or one instruction's name, which wins) -> why its instructions without a simulator
+# lowering are not simulated
 PENDING: dict[str, str] = {}
 
 
@@ -107,7 +108,7 @@ def status(name: str) -> tuple[bool, str]:
     u = get(name)
     if u is not None and u.sim is not None:
         return True, ""
-    return False, PENDING.get(TABLE[name].category, "not built yet")
+    return False, PENDING.get(name) or PENDING.get(TABLE[name].category, "not built yet")
 
 
 __all__ = ["Unit", "register", "get", "units", "simulated", "status"]

@@ -27,6 +27,13 @@ def _kind(x: Any) -> str:
     return type(x).__name__
 
 
+def slots_of(name: str, operands: tuple) -> tuple:
+    """The table's operand slots a use of ``name`` with these IR operands fills (the overload
+    their kinds fit; x[i, j] of a tensor may fill a scalar slot)."""
+    kinds = tuple("point" if isinstance(x, GmView) and x.point else _kind(x) for x in operands)
+    return TABLE[name].slots_for(len(operands), kinds)
+
+
 def _describe(x: Any) -> str:
     return f"tile {x.name} ({x.type})" if isinstance(x, TileVar) else repr(x)
 
@@ -64,13 +71,17 @@ def check_operands(name: str, operands: tuple, soc) -> None:
     (one list for the shared group, or one tuple per operand) of one use of ``name``."""
     spec = TABLE[name]
     sig = f"{name}({', '.join(o.name for o in spec.operands)})"
-    if not spec.min_operands <= len(operands) <= len(spec.operands):
-        n = (f"{spec.min_operands} to {len(spec.operands)}" if spec.min_operands != len(spec.operands)
-             else str(len(spec.operands)))
-        raise OperandError(f"{name} takes {n} operands ({sig[len(name) + 1:-1]}), got {len(operands)}",
-                           rule="PTO operand order: destination first", fix=f"call {sig}")
+    lists = (spec.operands,) + spec.overloads
+    lo = min(sum(1 for o in ops if not o.optional) for ops in lists)
+    hi = max(len(ops) for ops in lists)
+    if not lo <= len(operands) <= hi:
+        n = f"{lo} to {hi}" if lo != hi else str(hi)
+        others = "".join(f" or ({', '.join(o.name for o in ops)})" for ops in spec.overloads)
+        raise OperandError(f"{name} takes {n} operands ({sig[len(name) + 1:-1]}){others}, got "
+                           f"{len(operands)}", rule="PTO operand order: destination first",
+                           fix=f"call {sig}")
     group: dict[str, tuple[D.DType, str]] = {}
-    slots = spec.slots_for(len(operands))
+    slots = slots_of(name, operands)
     for o, x in zip(slots, operands):
         if _kind(x) != o.kind:
             raise OperandError(f"{name} operand {o.name}: expected a {o.kind}, got {_describe(x)}",

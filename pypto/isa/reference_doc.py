@@ -1,13 +1,16 @@
 """Render the ISA table as the instruction reference (docs/isa-reference.md).
 
-``python3 -m pypto.isa.reference_doc`` rewrites the file; a test checks that the committed file
-equals ``render_markdown()``, so the reference cannot drift from the table.
+Facts only: what is implemented (simulated, emitted, served by load_insn) comes in through a
+``status`` function, so this module imports no program code. ``python3 -m pypto.docgen``
+rewrites the file with the registry's status; a test checks that the committed file equals it,
+so the reference cannot drift from the table or the implementation.
 """
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from . import CATEGORY_BASE, PROFILES, TABLE
 from .schema import LAYOUTS, Instr, Operand, Param, PipeRule
@@ -85,15 +88,42 @@ def _operand_header(ins: Instr) -> str:
     return "dtypes (type T)"
 
 
-def _instr(ins: Instr, socs: Iterable[str]) -> list[str]:
+@dataclass(frozen=True)
+class Status:
+    """What pypto implements of one instruction (given by the caller; isa/ holds facts only)."""
+    simulated: bool = False
+    emitted: bool = False
+    load_insn: str | None = None     # the seed-level name load_insn serves, if any
+    why: str = ""                    # why it is not simulated
+
+
+def _status_line(st: Status) -> str:
+    if not st.simulated:
+        return f"* Status: not simulated ({st.why})" if st.why else "* Status: not simulated"
+    bits = ["simulated (compiled and eager)"]
+    bits.append("emitted as PTO C++" if st.emitted else "no C++ emission")
+    bits.append(f"`load_insn(\"{st.load_insn}\")`" if st.load_insn else "no load_insn form")
+    return "* Status: " + ", ".join(bits)
+
+
+def _mark(st: Status) -> tuple[str, str, str]:
+    return ("yes" if st.simulated else "no", "yes" if st.emitted else "no",
+            f"`{st.load_insn}`" if st.load_insn else "")
+
+
+def _instr(ins: Instr, socs: Iterable[str], st: Status | None = None) -> list[str]:
     socs = list(socs)
     out = [f"### {ins.name}", "", f"`{ins.opcode:#06x}` — {ins.summary}", "",
            "| | " + " | ".join(socs) + " |", "|---|" + "---|" * len(socs),
            "| pipe | " + " | ".join(_cell(_pipe(ins, s)) for s in socs) + " |",
            f"| {_cell(_operand_header(ins))} | "
            + " | ".join(_cell(_dtypes(ins, s)) for s in socs) + " |", ""]
+    if st is not None:
+        out.append(_status_line(st))
     ops = ", ".join(_operand(o) for o in ins.operands) or "none"
     out.append(f"* Operands: {ops}")
+    for alt in ins.overloads:
+        out.append(f"* Also: ({', '.join(_operand(o) for o in alt)})")
     if ins.params:
         out.append("* Params: " + "; ".join(_param(p) for p in ins.params))
     extra = []
@@ -112,13 +142,16 @@ def _instr(ins: Instr, socs: Iterable[str]) -> list[str]:
     return out
 
 
-def render_markdown() -> str:
+def render_markdown(status: Callable[[str], Status] | None = None) -> str:
+    """The reference; ``status(name)`` says what pypto implements (python -m pypto.docgen
+    passes the registry's)."""
     socs = list(PROFILES)
     by_cat: dict[str, list[Instr]] = {c: [] for c in sorted(CATEGORY_BASE, key=CATEGORY_BASE.get)}
     for ins in TABLE.values():
         by_cat[ins.category].append(ins)
     lines = ["# PTO instruction reference", "",
-             "Generated from `pypto.isa.TABLE` by `python3 -m pypto.isa.reference_doc`; do not edit "
+             "Generated from `pypto.isa.TABLE` and pypto's instruction registry by `python3 -m "
+             "pypto.docgen`; do not edit "
              "by hand. Opcodes are 0x1000 + 0x100 * category + index. Dtype columns give the legal "
              "element types of the operands marked `type T`, or one tuple per legal combination in "
              "operand order (`-` = not a typed operand / absent, `any` = free); `—` means none "
@@ -126,31 +159,29 @@ def render_markdown() -> str:
              "pipe table of the semantics doc. Enum params list their values in C++ enumerator "
              "order; an enumerator's value is its position unless a note says otherwise; \"no "
              "default\" means PTO has no single default (the notes say what omitting it does).", "",
-             f"{len(TABLE)} instructions.", "", "## Index", "",
+             f"{len(TABLE)} instructions" + (
+                 f"; {sum(status(n).simulated for n in TABLE)} simulated." if status else "."),
+             "", "## Index", "",
              "| category | instruction | opcode | " + " | ".join(f"pipe {s}" for s in socs)
-             + " | summary |", "|---|---|---|" + "---|" * len(socs) + "---|"]
+             + (" | sim | C++ | load_insn" if status else "")
+             + " | summary |", "|---|---|---|" + "---|" * len(socs) + ("---|---|---|" if status else "")
+             + "---|"]
     for cat, items in by_cat.items():
         for ins in sorted(items, key=lambda i: i.opcode):
+            marks = " | ".join(_mark(status(ins.name))) + " | " if status else ""
             lines.append(f"| {cat} | [{ins.name}](#{ins.name.lower()}) | `{ins.opcode:#06x}` | "
                          + " | ".join(_cell(_pipe(ins, s)) for s in socs)
-                         + f" | {_cell(ins.summary)} |")
+                         + f" | {marks}{_cell(ins.summary)} |")
     lines.append("")
     for cat, items in by_cat.items():
         if not items:
             continue
         lines += [f"## {_TITLES.get(cat, cat)}", ""]
         for ins in sorted(items, key=lambda i: i.opcode):
-            lines += _instr(ins, socs)
+            lines += _instr(ins, socs, status(ins.name) if status else None)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    text = render_markdown()
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUTPUT} ({len(TABLE)} instructions)")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    print("the reference needs the registry's status: run python3 -m pypto.docgen")
+    sys.exit(2)

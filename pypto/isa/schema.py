@@ -108,6 +108,10 @@ class Instr:
     notes: tuple[str, ...] = field(default=())
     spec_ref: str = ""                   # section of pto-isa-semantics.md
     scratch: tuple[str, ...] = ()
+    # other operand lists of the same instruction (C++ overloads: TDIVS(dst, scalar, src),
+    # TGATHER(dst, src) with a mask pattern); chosen by operand kinds. Operands keep the names
+    # of the main list where they play the same part (per-operand dtypes match by name).
+    overloads: tuple[tuple[Operand, ...], ...] = ()
 
     def pipe_on(self, soc: str, locs: Mapping[str, str] | None = None) -> str | None:
         """The pipe that runs this instruction on ``soc``; ``locs`` maps operand names to tile
@@ -124,20 +128,17 @@ class Instr:
     def min_operands(self) -> int:
         return sum(1 for o in self.operands if not o.optional)
 
-    def slots_for(self, n: int) -> tuple[Operand, ...]:
+    def slots_for(self, n: int, kinds: tuple[str, ...] | None = None) -> tuple[Operand, ...]:
         """The operand slots a use with n operands fills: optional slots are left out from the
-        last one backwards (TMATMUL_ACC(cOut, a, b) leaves out cIn)."""
-        drop = len(self.operands) - n
-        if drop <= 0:
-            return self.operands
-        keep = list(self.operands)
-        for i in range(len(keep) - 1, -1, -1):
-            if drop <= 0:
-                break
-            if keep[i].optional:
-                del keep[i]
-                drop -= 1
-        return tuple(keep)
+        last one backwards (TMATMUL_ACC(cOut, a, b) leaves out cIn). ``kinds`` (each operand's
+        "tile" / "gm" / "scalar") picks among the overloads: the first list they fit."""
+        if kinds is not None and self.overloads:
+            for ops in (self.operands,) + self.overloads:
+                slots = _fill(ops, n)
+                if len(slots) == n and all(k == o.kind or (k == "point" and o.kind in ("scalar", "gm"))
+                                           for o, k in zip(slots, kinds)):
+                    return slots
+        return _fill(self.operands, n)
 
     def dtypes_on(self, soc: str) -> tuple[Any, ...]:
         return tuple(self.dtypes.get(soc, ()))
@@ -153,6 +154,21 @@ class Instr:
     @property
     def inputs(self) -> tuple[Operand, ...]:
         return tuple(o for o in self.operands if o.role in ("in", "inout"))
+
+
+def _fill(operands: tuple[Operand, ...], n: int) -> tuple[Operand, ...]:
+    """``operands`` with optional slots left out from the last one backwards, down to n."""
+    drop = len(operands) - n
+    if drop <= 0:
+        return operands
+    keep = list(operands)
+    for i in range(len(keep) - 1, -1, -1):
+        if drop <= 0:
+            break
+        if keep[i].optional:
+            del keep[i]
+            drop -= 1
+    return tuple(keep)
 
 
 def both(*dts: str) -> dict[str, tuple[str, ...]]:

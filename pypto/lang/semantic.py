@@ -182,6 +182,7 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
     if len(key) > rank:
         raise _at(ShapeError(f"{tensor.name} has rank {rank} but was indexed with {len(key)} indices",
                              fix="use one index or slice per dimension"), site)
+    point = len(key) == rank and not any(isinstance(k, slice) for k in key)
     key = key + (slice(None),) * (rank - len(key))
     strides = tensor.strides
     offset: ExprLike = 0
@@ -236,7 +237,7 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
     shape5 = tuple([1] * pad + shape)
     lead = binop("*", shape5[0] if pad == 0 else 1, vstr[0])
     str5 = tuple([lead] * pad + vstr)
-    return GmView(tensor, offset, shape5, str5, "ND", tuple(bounds))
+    return GmView(tensor, offset, shape5, str5, "ND", tuple(bounds), point=point)
 
 
 def global_tensor(tensor: TensorParam, shape, stride, offset, layout, site) -> GmView:
@@ -279,6 +280,7 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
     b = B.current(f"pto.{name}")
     try:
         ops = tuple(_to_ir(py_scalar(x), site) for x in operands)
+        ops = _gm_scalars(name, ops, b, site)
         params = {k: py_scalar(v) for k, v in params.items()}
         node = InstrNode(name, ops, dict(params), site=site)
         check_instr(node, b.soc)
@@ -288,6 +290,18 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
     except PtoError as e:
         raise _at(e, site) from None
     b.emit(node)
+
+
+def _gm_scalars(name: str, ops: tuple, b, site: Site | None) -> tuple:
+    """``x[i, j]`` (one element of a GM tensor) in a scalar operand slot is a scalar read by the
+    scalar unit: a GmLoad while tracing, the element's value in eager mode."""
+    from ..isa import TABLE
+    from ..ir.verify import slots_of
+    if name not in TABLE:
+        return ops
+    slots = slots_of(name, ops)
+    return tuple(b.gm_scalar(x, site) if isinstance(x, GmView) and x.point and o.kind == "scalar" else x
+                 for o, x in zip(slots, ops)) + ops[len(slots):]
 
 
 def set_valid(t: TileVar, rows: ExprLike, cols: ExprLike, site: Site | None) -> None:

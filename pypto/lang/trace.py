@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import TraceError
-from ..ir.nodes import ExprLike, For, Stmt, TileVar, Var, is_static
+from ..ir.nodes import ExprLike, For, GmLoad, Stmt, TileVar, Var, is_static
 from ..isa.soc import SocProfile
 from ..ir.executor import LOOP_EXIT, Builder
 from ..ir.placement import Placement
@@ -31,6 +31,9 @@ class TraceBuilder(Builder):
 
     def dynamic_valid(self, tile: TileVar) -> tuple[ExprLike, ExprLike]:
         return (Var(f"vr_{tile.id}", "valid"), Var(f"vc_{tile.id}", "valid"))
+
+    def gm_scalar(self, view, site=None) -> ExprLike:
+        return GmLoad(view, "f64" if view.tensor.dtype.is_float else "i64")
 
     def block_idx(self) -> ExprLike:
         return self._bidx

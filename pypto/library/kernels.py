@@ -8,9 +8,13 @@ between the DMA and vector pipes.
 from __future__ import annotations
 
 import functools
+import math
 
+from .. import dtypes as D
+from ..errors import DTypeError, OperandError, ShapeError
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
+from . import forms as F
 
 TILE_BYTES = 32 * 1024        # one tile; elementwise kernels use two (64 KiB of UB)
 ROWS = 16                     # rows per tile of the row reductions
@@ -137,13 +141,102 @@ def _cast(name: str, params: tuple) -> KernelFunction:
     return kernel(body, dynamic_shapes=True)
 
 
+# -- the forms of these kernels ---------------------------------------------------------------
+
+def _same(call: F.Call) -> D.DType:
+    F.same_shape(call)
+    return F.same_dtype(call)
+
+
+def _elementwise_blocks(call: F.Call, itemsize: int | None = None) -> int:
+    n, dt = max(math.prod(call.info[0][1]), 1), call.info[0][0]
+    return launch_dims(elementwise_chunks(n, itemsize or dt.itemsize), call.soc.aiv_cores)
+
+
+def _ew_form(form: str, slot_spec: str, example) -> None:
+    F.register(F.Form(form, F.slots(slot_spec), functools.partial(_cached_elementwise, form=form),
+                      _same, F.flat, _elementwise_blocks, example))
+
+
 @functools.lru_cache(maxsize=None)
+def _cached_elementwise(name: str, params: tuple = (), *, form: str) -> KernelFunction:
+    return _elementwise(name, form)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_rowreduce(name: str, params: tuple = ()) -> KernelFunction:
+    return _rowreduce(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_cast(name: str, params: tuple = ()) -> KernelFunction:
+    return _cast(name, params)
+
+
+def _x(dt, n=1024):
+    from ..tensor import empty
+    return empty((n,), dt)
+
+
+_ew_form("binary", "src0:in src1:in dst:out", lambda dt, to: (_x(dt), _x(dt), _x(dt)))
+_ew_form("scalar", "src:in scalar:scalar dst:out",
+         lambda dt, to: (_x(dt), 1 if dt.is_int else 1.0, _x(dt)))
+_ew_form("unary", "src:in dst:out", lambda dt, to: (_x(dt), _x(dt)))
+
+
+def _check_rowreduce(call: F.Call) -> D.DType:
+    dt = F.same_dtype(call)
+    rows, cols = F.matrix(call, 0)
+    F.vector_of(call, 1, rows, "row")
+    if cols > row_width(dt.itemsize):
+        F.matrix(call, 0, row_width(dt.itemsize))
+    return dt
+
+
+def _rowreduce_example(dt, to):
+    from ..tensor import empty
+    return empty((16, 64), dt), empty((16, 1), dt)
+
+
+F.register(F.Form("rowreduce", F.slots("src:in dst:out"), _cached_rowreduce, _check_rowreduce,
+                  lambda call: {0: call.info[0][1], 1: (call.info[0][1][0], 1)},
+                  lambda call: launch_dims(row_chunks(call.info[0][1][0]), call.soc.aiv_cores),
+                  _rowreduce_example))
+
+
+def _cast_pairs(call: F.Call) -> str:
+    return ", ".join(f"{s}->{d}" for d, s in call.spec.dtypes_on(call.soc.name))
+
+
+def _check_cast(call: F.Call) -> D.DType:
+    (sdt, sshape), (ddt, dshape) = call.info[0], call.info[1]
+    if sshape != dshape:
+        raise ShapeError(f"{call.what(1)} has shape {dshape} but src has {sshape}",
+                         rule=f"{call.name} converts elementwise over equal shapes",
+                         fix="pass a dst of the source's shape")
+    soc = call.soc.name
+    if (ddt.short, sdt.short) not in call.spec.dtypes_on(soc):
+        raise DTypeError(f"{call.name} cannot convert {sdt.name} to {ddt.name} on {soc}",
+                         rule=f"{call.name} on {soc} converts {_cast_pairs(call)}",
+                         fix="pick a legal pair (convert in two steps through float32)")
+    if call.params.get("rmode") == "CAST_ODD" and (sdt.short, ddt.short) != ("f32", "f16") \
+            and soc == "a5":
+        raise OperandError(f"{call.name}: rmode=CAST_ODD converts only float32 -> float16 on a5",
+                           rule="on a5 TCVT with CAST_ODD does nothing for any other pair, so the "
+                                "output would keep whatever it held",
+                           fix="use another rounding mode")
+    return sdt
+
+
+def _cast_example(dt, to):
+    from .. import dtypes
+    return _x(dt), _x(dtypes.as_dtype(to or "float32", context="--to"))
+
+
+F.register(F.Form("cast", F.slots("src:in dst:out"), _cached_cast, _check_cast, F.flat,
+                  lambda call: _elementwise_blocks(call, 4), _cast_example, _cast_pairs))
+
+
 def kernel_for(name: str, form: str, params: tuple = ()) -> KernelFunction:
     """The library kernel of instruction ``name`` in its load_insn form (cached)."""
-    if form in ("binary", "scalar", "unary"):
-        return _elementwise(name, form)
-    if form == "rowreduce":
-        return _rowreduce(name)
-    if form == "cast":
-        return _cast(name, params)
-    raise KeyError(form)
+    return F.FORMS[form].kernel(name, params)

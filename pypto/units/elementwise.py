@@ -2,7 +2,8 @@
 
 Over dst's valid region; both sources' valid regions must cover it. Floats: f32 natively, f16
 and bf16 computed in f32 and rounded once; max/min propagate NaN. Integers wrap modulo 2^w;
-integer TDIV (a5) truncates toward zero and gives -1 for x / 0 (pypto's choice).
+integer TDIV (a5) truncates toward zero (INT_MIN / -1 wraps to INT_MIN) and gives -1, all ones,
+for x / 0 (undefined on the NPU: pypto's choice, reported with checks="strict").
 Reference: conformance/reference.py ``binary``.
 """
 from __future__ import annotations
@@ -35,6 +36,10 @@ def lower_binary(node, soc) -> list[L.Call]:
     dst, a, b = node.operands
     dt = dst.type.dtype
     op = OPS[node.name][0 if dt.is_float else 1]
+    if node.name == "TDIV" and dt.is_int:       # C division in int64; x / 0 reported when strict
+        from . import arith_loops as AL
+        fn = L.ew("binary", f"{__package__}.arith_ops", "idiv", L.codec(dt))
+        return [AL.zero_divisor_call(2, b, dst), L.Call(fn, (L.tile(dst), L.tile(a), L.tile(b), L.err()))]
     fn = L.ew("binary", OPS_MODULE, op, L.codec(dt))
     return [L.Call(fn, (L.tile(dst), L.tile(a), L.tile(b), L.err()))]
 

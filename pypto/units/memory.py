@@ -1,11 +1,22 @@
-"""5.5 GM <-> tile: TLOAD (MTE2) and TSTORE (MTE3 from Vec/Mat, FIX from Acc).
+"""5.5 GM <-> tile: TLOAD (MTE2), TSTORE (MTE3 from Vec/Mat, FIX from Acc; plain or atomic add),
+TPREFETCH, and the a5 SIMT gather/scatter MGATHER / MSCATTER.
 
-Index mapping of pto-isa-semantics 4.2: a tile with a row-major outer layout (ND, Zz, Zn) takes
-validRow = s0*s1*s2*s3 rows of s4 elements; a column-major one (DN, Nz) the transpose. TLOAD
-pads like the NPU (4.3): only the tail of the last partial 32-byte block of each copied row,
-with the NPU's PadValue bit patterns (3.6); everything else keeps its contents. A boxed tile
-loads from an ND/DN view with s0 = s1 = s2 = 1 (a Mat tile on a2a3; any on a5).
-Reference: conformance/reference.py ``tload`` / ``tstore``.
+Layouts (pto-isa-semantics 4.2, the NPU's TLOAD/TSTORE code): a Vec tile moves between matching
+layouts only, on both SoCs: ND view <-> ND tile (rows of s4), DN view <-> DN tile (columns of s3),
+NZ view [B, C1, R1, 16, c0] <-> Nz tile (validRow = R1*16, validCol = B*C1*c0). pypto also moves a
+DN tile from an ND-tagged view element by element (what slicing a tensor gives; pto-isa's CPU sim
+does the same), and a boxed Mat tile from a 2-D ND/DN window. TLOAD pads like the NPU (4.3): only
+the tail of the last partial 32-byte block of each copied row (DN: column), with the NPU's
+PadValue bit patterns (3.6); NZ rows are whole blocks, so nothing is padded; everything else keeps
+its contents.
+
+Choices where the NPU leaves the result open (docs/isa-reference.md notes):
+* TSTORE atomic add: integers wrap, f32 is one IEEE addition, f16/bf16 round the exact sum once.
+* TPREFETCH: the simulator checks the view's bounds and leaves the tile's bytes unchanged.
+* MGATHER / MSCATTER: an index outside the tensor is always a run-time IndexRangeError (nothing is
+  read or written); MSCATTER duplicates: the last write in row-major order wins, reported under
+  checks="strict".
+Reference: conformance/ref_memory.py.
 """
 from __future__ import annotations
 
@@ -14,8 +25,9 @@ import numpy as np
 from .. import diagnostics as Dx
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..errors import LayoutError, NotSimulatedError
-from ..ir.nodes import GmView, TileVar, binop, is_static
+from ..backends.sim.lib.memory import COL, NZ, ROW
+from ..errors import DTypeError, LayoutError, NotSimulatedError, OperandError, ShapeError, TileError
+from ..ir.nodes import GmView, TileVar, binop, is_runtime, is_static
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 
@@ -27,6 +39,9 @@ PAD_MIN_MAX = {
     "i32": (-2 ** 31, 2 ** 31 - 1), "u32": (0, 2 ** 32 - 1), "i16": (-2 ** 15, 2 ** 15 - 1),
     "u16": (0, 2 ** 16 - 1), "i8": (-1, 127), "u8": (0, 255),
 }
+# GM element types TSTORE<AtomicAdd> accepts (a2a3 / a5 SetAtomicAdd)
+ATOMIC_TYPES = {"a2a3": ("f16", "f32", "i16", "i32", "i8", "bf16"), "a5": ("f16", "f32", "i16", "i32", "i8")}
+A2A3_BURST_LIMIT = 4096            # a2a3 DMA: nBurst < 4096, and TLOAD to UB needs Rows < 4096
 
 
 def pad_value(t: TileVar) -> tuple:
@@ -35,80 +50,262 @@ def pad_value(t: TileVar) -> tuple:
     return L.const(v, dt.storage)
 
 
-def _rowmajor(t: TileVar) -> bool:
-    return t.type.blayout == "RowMajor"
+def _operands(node) -> tuple[TileVar, GmView]:
+    t = next(x for x in node.operands if isinstance(x, TileVar))
+    v = next(x for x in node.operands if isinstance(x, GmView))
+    return t, v
+
+
+def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
+    return LayoutError(f"{node.name}: tile {t.name} is {t.type.layout_name} but the GM view is "
+                       f"{v.layout}: {t.type.loc} tiles move between matching layouts only",
+                       rule=f"{node.name} of a {t.type.loc} tile needs matching layouts: ND view <-> ND "
+                            "tile, DN view <-> DN tile, NZ view <-> Nz tile (pto-isa-semantics 4.2; "
+                            "the NPU refuses other pairs)",
+                       fix=fix)
+
+
+def transfer_mode(node, soc) -> int:
+    """How the view maps onto the tile (lib/memory.py ROW / COL / NZ); refuses illegal pairs."""
+    t, v = _operands(node)
+    ty = t.type
+    if v.layout == "NZ":
+        if ty.layout_name != "Nz" or ty.fractal != 512:
+            raise _matching(node, t, v, f"declare {t.name} Nz (blayout=pto.ColMajor, slayout=pto.RowMajor)")
+        return NZ
+    if v.layout not in ("ND", "DN"):
+        raise NotSimulatedError(f"{node.name} with a {v.layout} GM view is not simulated",
+                                rule="the simulator moves ND, DN and NZ views",
+                                fix="describe the data as an ND, DN or NZ view")
+    if ty.slayout == "NoneBox":
+        if ty.blayout == "RowMajor":
+            if v.layout != "ND":
+                raise _matching(node, t, v, f"use an ND view, or declare {t.name} DN (blayout=pto.ColMajor)")
+            return ROW
+        return COL                    # a DN view, or (pypto, CPU-sim-like) an ND-tagged one
+    if ty.loc == "Vec":
+        raise _matching(node, t, v, f"load {t.name} from pto.GlobalTensor(..., layout=pto.NZ) with "
+                                    "shape (B, C1, R1, 16, c0) (an Nz tile), or declare it ND "
+                                    "(blayout=pto.RowMajor, no slayout)")
+    if any(is_static(d) and d != 1 for d in v.shape[:3]):
+        raise LayoutError(f"{node.name}: a boxed ({ty.layout_name}) tile moves a 2-D window, "
+                          f"but the view has shape {tuple(v.shape)}",
+                          rule="ND/DN GM <-> boxed tile needs s0 = s1 = s2 = 1 (pto-isa-semantics 4.2)",
+                          fix="slice a 2-D window (rows, cols) of the tensor")
+    return ROW if ty.blayout == "RowMajor" else COL
+
+
+def view_extent(mode: int, s) -> tuple:
+    """(rows, cols) of the tile region a view fills (expressions)."""
+    if mode == ROW:
+        return binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[3]), s[4]
+    if mode == COL:
+        return s[3], binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
+    return binop("*", s[2], s[3]), binop("*", binop("*", s[0], s[1]), s[4])
+
+
+def _static_stride(node, v: GmView, k: int, want: int, why: str) -> None:
+    st = v.strides[k]
+    if is_runtime(st) or st != want:
+        raise LayoutError(f"{node.name}: the GM view's stride {k} is {st}, not {want}",
+                          rule=why, fix=f"give the view stride {want} in dimension {k}")
 
 
 def check_view(node, soc) -> None:
-    """The view's rows x cols (as the tile sees them) equal the tile's valid region, and a boxed
-    tile is loaded from a plain 2-D window."""
-    t = next(x for x in node.operands if isinstance(x, TileVar))
-    v = next(x for x in node.operands if isinstance(x, GmView))
-    s = v.shape
-    if _rowmajor(t):
-        rows, cols = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[3]), s[4]
-    else:
-        rows, cols = s[3], binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
+    """Layout pair, the view's rows x cols (as the tile sees them) against the tile's valid
+    region, stride and size rules of the NPU's DMA, atomic-add and pad-value rules."""
+    t, v = _operands(node)
+    ty, s = t.type, v.shape
+    if ty.loc == "Acc":
+        return                       # the matrix path: refused when the kernel is lowered
+    mode = transfer_mode(node, soc)
+    rows, cols = view_extent(mode, s)
     for want, have in zip((rows, cols), t.valid):
         if is_static(want) and is_static(have) and want != have:
-            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid, t.type.layout_name)
-    if t.type.slayout != "NoneBox":
-        if t.type.loc == "Vec" and soc.name == "a2a3":
-            raise LayoutError(f"{node.name}: Vec tile {t.name} is {t.type.layout_name}, and a2a3 moves "
-                              "Vec tiles only between matching layouts",
-                              rule="on a2a3, TLOAD/TSTORE of a Vec tile need ND<->ND or DN<->DN "
-                                   "(pto-isa-semantics 4.2)",
-                              fix=f"declare {t.name} ND (blayout=pto.RowMajor, no slayout)")
-        if any(is_static(d) and d != 1 for d in s[:3]):
-            raise LayoutError(f"{node.name}: a boxed ({t.type.layout_name}) tile moves a 2-D window, "
-                              f"but the view has shape {tuple(s)}",
-                              rule="ND/DN GM <-> boxed tile needs s0 = s1 = s2 = 1 (pto-isa-semantics 4.2)",
-                              fix="slice a 2-D window (rows, cols) of the tensor")
+            if mode == NZ:
+                raise ShapeError(f"{node.name}: the NZ view fills {rows} x {cols} (tile rows x cols) "
+                                 f"but tile {t.name} has a {t.valid[0]} x {t.valid[1]} valid region",
+                                 rule="an NZ view [B, C1, R1, 16, c0] fills validRow = R1*16 and "
+                                      "validCol = B*C1*c0 (pto-isa-semantics 4.2)",
+                                 fix=f"set {t.name}'s valid region to ({rows}, {cols}) or reshape the view")
+            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid, ty.layout_name)
+    c0 = 32 // ty.dtype.itemsize
+    if mode == NZ:
+        if ty.dtype.itemsize == 8:
+            raise LayoutError(f"{node.name}: 8-byte elements ({ty.dtype.name}) move only between ND "
+                              "and DN layouts", rule="TLOAD/TSTORE of b64 types: ND<->ND or DN<->DN",
+                              fix="use ND tiles and views")
+        for k, want in ((3, 16), (4, c0)):
+            if is_runtime(s[k]) or s[k] != want:
+                raise ShapeError(f"{node.name}: NZ view dimension {k} is {s[k]}, not {want}",
+                                 rule=f"an NZ view of {ty.dtype.name} has static shape (B, C1, R1, 16, "
+                                      f"{c0}): 16 x c0 boxes of 32-byte rows",
+                                 fix=f"pto.GlobalTensor(t, (B, C1, R1, 16, {c0}), ..., layout=pto.NZ)")
+        why = ("the NPU's DMA copies each 16 x c0 box as 16 dense 32-byte rows, so an NZ view's "
+               f"strides 2..4 are (16*c0, c0, 1) = ({16 * c0}, {c0}, 1)")
+        for k, want in ((2, 16 * c0), (3, c0), (4, 1)):
+            _static_stride(node, v, k, want, why)
+    elif ty.slayout == "NoneBox" and v.layout == ("ND" if mode == ROW else "DN"):
+        k = 4 if mode == ROW else 3
+        st = v.strides[k]
+        if is_static(st) and st != 1:
+            what = "row" if mode == ROW else "column"
+            raise LayoutError(f"{node.name}: the {v.layout} view's stride {k} is {st}: its {what}s "
+                              "are not contiguous",
+                              rule=f"the NPU's DMA copies each {what} of an {v.layout} view as one "
+                                   f"contiguous burst: stride {k} must be 1",
+                              fix="copy the data into a contiguous tensor first, or load it in pieces")
+    if soc.name == "a2a3" and ty.loc == "Vec":
+        if mode == ROW and ty.rows >= A2A3_BURST_LIMIT:
+            raise TileError(f"{node.name}: tile {t.name} has {ty.rows} rows",
+                            rule="on a2a3 a Vec ND tile moved by TLOAD/TSTORE has Rows < 4096",
+                            fix="use a tile of fewer rows")
+        k = {ROW: 3, COL: 4, NZ: 1}[mode]
+        if is_static(s[k]) and s[k] >= A2A3_BURST_LIMIT:
+            raise ShapeError(f"{node.name}: GM view dimension {k} is {s[k]}",
+                             rule=f"on a2a3 dimension {k} of the view is the DMA's burst count: < 4096",
+                             fix="move the data in pieces of fewer rows")
+    if node.name == "TLOAD" and soc.name == "a5" and ty.dtype.itemsize == 8 and ty.pad in ("Min", "Max"):
+        raise TileError(f"TLOAD: tile {t.name} of {ty.dtype.name} has pad={ty.pad}",
+                        rule="on a5 TLOAD of 8-byte elements takes PadNull or PadZero only",
+                        fix="declare the tile with pad=pto.PadZero or pto.PadNull")
+    if node.name == "TSTORE" and node.params.get("atomic", "None") == "AtomicAdd":
+        legal = ATOMIC_TYPES[soc.name]
+        dt = v.tensor.dtype
+        if dt.short not in legal:
+            raise DTypeError(f"TSTORE(atomic='AtomicAdd'): GM tensor {v.tensor.name} is {dt.name}",
+                             rule=f"an atomic-add store on {soc.name} takes GM element types "
+                                  f"{', '.join(legal)}",
+                             fix="accumulate in float32 (or int32) and convert afterwards")
+
+
+def view_guards(node, soc) -> list[G.Guard]:
+    """The view's rows x cols as the tile sees them equal its valid region, and the view's last
+    element lies inside its tensor (G.view_tile, with the NZ mapping)."""
+    t, v = _operands(node)
+    if t.type.loc == "Acc":
+        return G.view_tile(node, soc)
+    rows, cols = view_extent(transfer_mode(node, soc), v.shape)
+    last = v.offset
+    for d, st in zip(v.shape, v.strides):
+        last = binop("+", last, binop("*", binop("-", d, 1), st))
+    return [G.Guard("view_shape", (rows, cols, t.valid[0], t.valid[1])),
+            G.Guard("bound", (-1, last, binop("-", v.tensor.numel, 1)))]
+
+
+def _acc(node) -> None:
+    t, _ = _operands(node)
+    if t.type.loc == "Acc":
+        raise NotSimulatedError(f"{node.name} of an Acc tile is not simulated yet",
+                                rule="the matrix path (L0C -> GM through the fixpipe) comes with the "
+                                     "matrix issue", fix="store Vec tiles")
 
 
 def lower_tload(node, soc) -> list[L.Call]:
     t, v = node.operands
     ty = t.type
-    if v.layout not in ("ND", "DN"):
-        raise NotSimulatedError(f"TLOAD from a {v.layout} GM view is not simulated yet",
-                                rule="the simulator loads ND and DN views",
-                                fix="describe the data as an ND view")
-    if ty.slayout != "NoneBox" and ty.pad != "Null":
-        raise NotSimulatedError(f"TLOAD padding of a boxed ({ty.layout_name}) tile is not simulated yet",
-                                rule="the simulator pads ND and DN tiles", fix="use pad=pto.PadNull")
+    mode = transfer_mode(node, soc)
+    if ty.slayout != "NoneBox" and mode != NZ and ty.pad != "Null":
+        raise NotSimulatedError(f"TLOAD padding of a boxed ({ty.layout_name}) tile from an ND/DN "
+                                "view is not simulated yet",
+                                rule="the simulator pads ND and DN tiles (Nz tiles from NZ views need "
+                                     "no padding); ND -> Nz conversion comes with the matrix issue",
+                                fix="use pad=pto.PadNull")
     c0 = 32 // ty.dtype.itemsize
-    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(_rowmajor(t)), L.lit(ty.pad != "Null"),
+    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(ty.pad != "Null" and mode != NZ),
             pad_value(t), L.lit(c0)) + L.view(v) + (L.err(),)
     return L.bounds(v) + [L.Call(L.lib("memory.tload"), args)]
 
 
-def _tstore_params(params: dict) -> str | None:
-    if params.get("atomic", "None") != "None":
-        return "atomic add into GM is not simulated yet"
-    return None
+_ADD_FN = {"f16": "memory.tstore_add_f16", "bf16": "memory.tstore_add_bf16"}
 
 
 def lower_tstore(node, soc) -> list[L.Call]:
     v, t = node.operands
-    if t.type.loc == "Acc":
-        raise NotSimulatedError("TSTORE from an Acc tile is not simulated yet",
-                                rule="the matrix path (L0C -> GM through the fixpipe) comes with the "
-                                     "matrix issue", fix="store Vec tiles")
-    if v.layout not in ("ND", "DN"):
-        raise NotSimulatedError(f"TSTORE to a {v.layout} GM view is not simulated yet",
-                                rule="the simulator stores ND and DN views", fix="use an ND view")
-    args = L.view(v) + (L.tile(t), L.lit(_rowmajor(t)), L.err())
+    _acc(node)
+    mode = transfer_mode(node, soc)
+    args = L.view(v) + (L.tile(t), L.lit(mode), L.err())
+    if node.params.get("atomic", "None") == "AtomicAdd":
+        if t.type.loc != "Vec":
+            raise NotSimulatedError(f"TSTORE(atomic='AtomicAdd') from a {t.type.loc} tile is not "
+                                    "simulated yet", rule="the simulator adds Vec tiles into GM",
+                                    fix="store a Vec tile")
+        fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
+        return L.bounds(v) + [L.Call(L.lib(fn), args)]
     return L.bounds(v) + [L.Call(L.lib("memory.tstore"), args)]
 
 
 def emit_tstore(node, soc, cx) -> str:
-    """TSTORE(gm, tile), or TSTORE<AtomicType::AtomicAdd>(gm, tile) for an atomic add into GM."""
+    """TSTORE(gm, tile), or TSTORE<Tile, GlobalTensor, AtomicType::AtomicAdd>(gm, tile)."""
     v, t = node.operands
-    atomic = node.params.get("atomic", "None")
-    tmpl = "" if atomic == "None" else f"<AtomicType::{atomic}>"
-    return f"TSTORE{tmpl}({cx.operand(v)}, {cx.operand(t)});"
+    gm, tile = cx.operand(v), cx.operand(t)
+    if node.params.get("atomic", "None") == "None":
+        return f"TSTORE({gm}, {tile});"
+    return (f"TSTORE<decltype({tile}), decltype({gm}), AtomicType::{node.params['atomic']}>"
+            f"({gm}, {tile});")
 
 
-register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=E.call("TLOAD"), guards=G.view_tile))
-register(Unit("TSTORE", check=check_view, sim=lower_tstore, sim_params=_tstore_params, emit=emit_tstore,
-                  guards=G.view_tile))
+# -- TPREFETCH -------------------------------------------------------------------------------------
+
+def lower_tprefetch(node, soc) -> list[L.Call]:
+    """Only the view's bounds: the tile's bytes stay as they were (see the module docstring)."""
+    _, v = node.operands
+    return L.bounds(v)
+
+
+# -- MGATHER / MSCATTER ------------------------------------------------------------------------------
+
+def _gather_parts(node) -> tuple[TileVar, GmView, TileVar]:
+    """(data tile, GM view, index tile) of MGATHER(dst, gm, idx) / MSCATTER(gm, src, idx)."""
+    a, b, idx = node.operands
+    return (a, b, idx) if node.name == "MGATHER" else (b, a, idx)
+
+
+def check_gather(node, soc) -> None:
+    from ..isa import TABLE
+    data, v, idx = _gather_parts(node)
+    if not TABLE[node.name].dtypes_on(soc.name):
+        raise DTypeError(f"{node.name} does not exist on {soc.name}: no element type is legal there",
+                         rule=f"{node.name} is an a5 SIMT instruction (a2a3 has no implementation)",
+                         fix="use pypto.init(soc='a5'), or TGATHER/TSCATTER between tiles")
+    what = "dst" if node.name == "MGATHER" else "src"
+    if idx.type.rows != data.type.rows:
+        raise TileError(f"{node.name}: idx {idx.name} has {idx.type.rows} rows but {what} {data.name} "
+                        f"has {data.type.rows}",
+                        rule=f"{node.name} needs idx.Rows == {what}.Rows (one index row per data row)",
+                        fix=f"declare {idx.name} with {data.type.rows} rows")
+    if idx.type.cols != data.type.cols:
+        raise TileError(f"{node.name}: idx {idx.name} has {idx.type.cols} columns but {what} "
+                        f"{data.name} has {data.type.cols}",
+                        rule=f"{node.name} takes one index per element: idx.Cols == {what}.Cols (the "
+                             "NPU's row-indexed form needs an (N, 1) index tile, which no legal ND "
+                             "tile of 4-byte indices is)",
+                        fix=f"declare {idx.name} with {data.type.cols} columns")
+    if v.layout != "ND" or any(is_runtime(d) or d != 1 for d in v.shape[:3]):
+        raise LayoutError(f"{node.name}: the GM table {v.tensor.name} is a {v.layout} view of shape "
+                          f"{tuple(v.shape)}",
+                          rule=f"{node.name}'s GM operand is an ND view of shape (1, 1, 1, rows, cols) "
+                               "(a 1-D or 2-D tensor or window)",
+                          fix="pass the tensor itself, or a 2-D slice of it")
+
+
+def _gather_args(node) -> tuple:
+    data, v, idx = _gather_parts(node)
+    return L.tile(data), L.view(v)[:2], L.tile(idx)
+
+
+def lower_mgather(node, soc) -> list[L.Call]:
+    data, gm, idx = _gather_args(node)
+    return [L.Call(L.lib("memory.mgather"), (data,) + gm + (idx, L.err()))]
+
+
+def lower_mscatter(node, soc) -> list[L.Call]:
+    data, gm, idx = _gather_args(node)
+    return [L.Call(L.lib("memory.mscatter"), gm + (data, idx, L.err()))]
+
+
+register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=E.call("TLOAD"), guards=view_guards))
+register(Unit("TSTORE", check=check_view, sim=lower_tstore, emit=emit_tstore, guards=view_guards))
+register(Unit("TPREFETCH", sim=lower_tprefetch, emit=E.call("TPREFETCH")))
+register(Unit("MGATHER", check=check_gather, sim=lower_mgather, seed="gather", emit=E.call("MGATHER")))
+register(Unit("MSCATTER", check=check_gather, sim=lower_mscatter, seed="scatter", emit=E.call("MSCATTER")))

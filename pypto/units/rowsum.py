@@ -1,7 +1,8 @@
 """TROWSUM (5.4): dst[i, 0] = sum over j of src[i, j] over src's valid region, f16 and f32.
 
 Valid-row rule: dst's valid rows equal src's (the NPU asserts it); dst is an R x 1 column, DN
-(a2a3 also takes ND with one valid column). An empty source region writes nothing. tmp is
+with Cols == 1 or ND with one valid column (the shared row-reduction rules, reduce_rules.py); src
+is ND. An empty source region writes nothing. tmp is
 scratch (its contents afterwards are unspecified; the simulator leaves it alone).
 Order and precision (pypto's model of each SoC's code; the hardware's in-repeat reduction
 order is not documented, so a repeat reduction "tree" is a pairwise sum in f32 over adjacent
@@ -26,10 +27,9 @@ from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import same_rows
 from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.ops import f16_to_f32, f32_to_f16
-from ..errors import LayoutError, ValidRegionError
-from ..ir.nodes import is_static
 from ..ir import guards as G
 from ..ir.registry import Unit, register
+from .reduce_rules import check_row_reduce
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -115,30 +115,11 @@ def rowsum(dst, dvr, dvc, dl, src, svr, svc, sl, a5, f16, err):
             dst[offset(dl, r, 0)] = s
 
 
-def check_rowsum(node, soc) -> None:
-    dst, src = node.operands[0], node.operands[1]
-    if dst.type.layout_name == "ND" and soc.name != "a2a3":
-        raise LayoutError(f"TROWSUM: dst {dst.name} is ND; on {soc.name} it must be a DN column",
-                          rule="TROWSUM writes one value per row into an R x 1 DN tile (a2a3 also "
-                               "takes ND with one valid column)",
-                          fix=f"declare {dst.name} with shape (R, 1) and blayout=pto.ColMajor")
-    if is_static(dst.valid[1]) and dst.valid[1] != 1:
-        raise ValidRegionError(f"TROWSUM: dst {dst.name} has {dst.valid[1]} valid columns",
-                               rule="TROWSUM writes column 0 only: dst's valid region is R x 1",
-                               fix=f"declare {dst.name} with shape (R, 1), or valid=(R, 1)")
-    if is_static(dst.valid[0]) and is_static(src.valid[0]) and dst.valid[0] != src.valid[0]:
-        raise ValidRegionError(
-            f"TROWSUM: src {src.name} has {src.valid[0]} valid rows but dst {dst.name} has {dst.valid[0]}",
-            rule="a row reduction writes one value per source row: dst.validRow == src.validRow "
-                 "(the NPU asserts it)",
-            fix=f"give {dst.name} {src.valid[0]} valid rows (valid=... or set_valid)")
-
-
 def lower_rowsum(node, soc) -> list[L.Call]:
     dst, src = node.operands[0], node.operands[1]
     return [L.Call(L.Fn(__name__, "rowsum"), (L.tile(dst), L.tile(src), L.lit(soc.name == "a5"),
                                               L.lit(dst.type.dtype.short == "f16"), L.err()))]
 
 
-register(Unit("TROWSUM", check=check_rowsum, sim=lower_rowsum, seed="rowreduce",
+register(Unit("TROWSUM", check=check_row_reduce, sim=lower_rowsum, seed="rowreduce",
               emit=E.call("TROWSUM"), guards=G.same_rows))

@@ -63,6 +63,8 @@ static inline AICORE bool pypto_covers(__gm__ int64_t *e, int64_t k, int64_t sr,
 { return (sr < dr || sc < dc) && pypto_fault(e, 1, k, sr, sc, dr, dc); }
 static inline AICORE bool pypto_same_rows(__gm__ int64_t *e, int64_t k, int64_t sr, int64_t dr)
 { return sr != dr && pypto_fault(e, 10, k, sr, dr); }
+static inline AICORE bool pypto_same_cols(__gm__ int64_t *e, int64_t k, int64_t sc, int64_t dc)
+{ return sc != dc && pypto_fault(e, 12, k, sc, dc); }
 static inline AICORE bool pypto_view_shape(__gm__ int64_t *e, int64_t r, int64_t c, int64_t vr, int64_t vc)
 { return (r != vr || c != vc) && pypto_fault(e, 2, r, c, vr, vc); }
 

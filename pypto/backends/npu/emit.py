@@ -16,8 +16,8 @@ from typing import Callable
 from ...errors import NotSimulatedError
 from ...ir import guards as G
 from ...ir import registry
-from ...ir.nodes import (Assign, BinOp, For, GmView, InstrNode, Kernel, SetValid, Stmt, Sync, TileVar,
-                         Var, walk)
+from ...ir.nodes import (Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, SetValid, Stmt, Sync,
+                         TileVar, Var, walk)
 from .. import errcodes as EC
 from . import abi
 
@@ -96,11 +96,13 @@ static inline AICORE bool pypto_covers(__gm__ int64_t *e, int64_t k, int64_t sr,
 { return (sr < dr || sc < dc) && pypto_fault(e, {SRC_VALID}, k, sr, sc, dr, dc); }
 static inline AICORE bool pypto_same_rows(__gm__ int64_t *e, int64_t k, int64_t sr, int64_t dr)
 { return sr != dr && pypto_fault(e, {VALID_ROWS}, k, sr, dr); }
+static inline AICORE bool pypto_same_cols(__gm__ int64_t *e, int64_t k, int64_t sc, int64_t dc)
+{ return sc != dc && pypto_fault(e, {VALID_COLS}, k, sc, dc); }
 static inline AICORE bool pypto_view_shape(__gm__ int64_t *e, int64_t r, int64_t c, int64_t vr, int64_t vc)
 { return (r != vr || c != vc) && pypto_fault(e, {SHAPE}, r, c, vr, vc); }
 """
 for _code in ("SITE", "BLOCK", "GM_BOUNDS", "SET_VALID", "ASSIGN_NEG", "ASSIGN_ALIGN", "ASSIGN_CAP",
-              "SCALAR_RANGE", "SCALAR_INF", "SRC_VALID", "VALID_ROWS", "SHAPE"):
+              "SCALAR_RANGE", "SCALAR_INF", "SRC_VALID", "VALID_ROWS", "VALID_COLS", "SHAPE"):
     PRELUDE = PRELUDE.replace("{" + _code + "}", str(getattr(EC, _code)))
 
 _CXX_OPS = {"+": "+", "-": "-", "*": "*"}
@@ -172,6 +174,9 @@ class Emitter:
                 t = self._valid_owner(x)
                 return f"{self.name(t)}.GetValid{'Row' if x.name.startswith('vr_') else 'Col'}()"
             return self.names[id(x)]
+        if isinstance(x, GmLoad):            # a scalar read of GM by the scalar unit
+            el = f"{self.name(x.view.tensor)}[{self.expr(x.view.offset)}]"
+            return f"((float){el})" if x.view.tensor.dtype.short in ("f16", "bf16") else el
         if isinstance(x, BinOp):
             if x.op in _CALLS:
                 return f"{_CALLS[x.op]}({self.expr(x.lhs)}, {self.expr(x.rhs)})"
@@ -386,13 +391,19 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
 
 # -- rule builders for units -------------------------------------------------------------------
 
-def call(cpp: str) -> Callable:
+def call(cpp: str, params: bool = False) -> Callable:
     """Rule ``CPP(op0, op1, ...);``: tile operands by name, GM views declared first, scalars
-    converted to the first tile's element type (TileData::DType)."""
+    converted to the first source tile's element type (TileData::DType). params=True appends
+    the mode parameters that are set, in table order, as enumerators (``CmpMode::GT``)."""
+    from ...isa import TABLE
+
     def rule(node: InstrNode, soc, cx: Emitter) -> str:
         tile = next((o for o in node.operands if isinstance(o, TileVar)), None)
         ops = [cx.operand(o) if isinstance(o, (TileVar, GmView)) or tile is None
                else cx.scalar(o, _src_type(node)) for o in node.operands if o is not None]
+        if params:
+            ops += [f"{p.type}::{node.params[p.name]}" for p in TABLE[node.name].params
+                    if node.params.get(p.name) is not None]
         return f"{cpp}({', '.join(ops)});"
     rule.cpp = cpp
     return rule

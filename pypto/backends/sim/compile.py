@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -22,23 +23,52 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _UNITS = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "units")
 
 
-def _impl_fingerprint() -> str:
-    """Hash of the numba implementations (sim lib and units): a cached module is stale once
-    they change or move."""
+def _hash_dir(d: str) -> str:
     h = hashlib.sha256()
-    for d in (os.path.join(_HERE, "lib"), _UNITS):
-        for f in sorted(os.listdir(d)):
-            if f.endswith(".py"):
-                with open(os.path.join(d, f), "rb") as fh:
-                    h.update(os.path.basename(d).encode() + f.encode() + fh.read())
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".py"):
+            with open(os.path.join(d, f), "rb") as fh:
+                h.update(f.encode() + fh.read())
     return h.hexdigest()
 
 
-_VERSION = "pypto-sim-4-" + _impl_fingerprint()
+_LIB_FINGERPRINT = _hash_dir(os.path.join(_HERE, "lib"))
+_UNIT_RE = re.compile(r"(?:pypto\.units\.|from \.)(\w+) import")
+_unit_hashes: dict[str, str] = {}
+
+
+def _unit_fingerprint(name: str, seen: set[str]) -> str:
+    """Hash of a unit module's file and of the units it imports (numba's cache does not follow
+    calls into other modules, so a kernel's key must)."""
+    if name in seen:
+        return ""
+    seen.add(name)
+    path = os.path.join(_UNITS, name + ".py")
+    if not os.path.exists(path):
+        return ""
+    h = _unit_hashes.get(path)
+    if h is None:
+        with open(path, "rb") as fh:
+            text = fh.read()
+        h = _unit_hashes[path] = hashlib.sha256(text).hexdigest()
+    deps = sorted(set(_UNIT_RE.findall(open(path, encoding="utf-8").read())))
+    return h + "".join(_unit_fingerprint(d, seen) for d in deps)
+
+
+def _fingerprint(source: str) -> str:
+    """What a generated module's numba code depends on: the sim library and the unit modules
+    it (or they) import; an edit to any of them gives the module a new name."""
+    seen: set[str] = set()
+    return _LIB_FINGERPRINT + "".join(_unit_fingerprint(u, seen)
+                                      for u in sorted(set(_UNIT_RE.findall(source))))
+
+
+_VERSION = "pypto-sim-5"
 
 
 def module_name(source: str, prefix: str) -> str:
-    key = hashlib.sha256(f"{_VERSION}\n{numba.__version__}\n{sys.version}\n{source}".encode()).hexdigest()[:24]
+    key = hashlib.sha256(f"{_VERSION}\n{_fingerprint(source)}\n{numba.__version__}\n{sys.version}\n"
+                         f"{source}".encode()).hexdigest()[:24]
     return f"pypto_{prefix}_{key}"
 
 

@@ -76,11 +76,13 @@ class LaunchContext:
     """One launch: its workers' records, merged when they finish."""
     kernel: str
     event_capacity: int = 0
+    strict: bool = False
     records: list[WorkerRecord] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def worker(self) -> WorkerRecord:
         rec = WorkerRecord()
+        rec.err[E.STRICT] = int(self.strict)
         if self.event_capacity:
             rec.events = np.zeros((self.event_capacity + 1, 4), np.int64)
         with self._lock:

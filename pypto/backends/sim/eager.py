@@ -23,6 +23,7 @@ from . import lowering as L
 from .context import OnChip, WorkerRecord
 from ..faults import fault
 from .lib.context import record
+from .. import errcodes as E
 
 _TRAMPOLINES: dict[tuple, object] = {}
 _SEEN: dict[int, dict] = {}          # per trampoline: the specialisations already counted
@@ -50,6 +51,14 @@ def trampoline(c: L.Call, nargs: int, cache_dir: str):
                                     [f"    _f({', '.join(params)})"])
         fn = _TRAMPOLINES[key] = C.load_module(src, cache_dir, "t").kernel
         return fn, True
+
+
+class _ScalarRead(Stmt):
+    """The statement a fault in a scalar GM read (x[i, j] as a scalar operand) is reported at."""
+
+    def __init__(self, view, site):
+        super().__init__(site=site)
+        self.name, self.operands, self.pipe = "scalar read", (view,), "S"
 
 
 class _Loop:
@@ -123,6 +132,15 @@ class EagerExecutor(Builder):
     def block_idx(self) -> ExprLike:
         return RtInt(self.block)
 
+    def gm_scalar(self, view, site=None) -> ExprLike:
+        """Read one GM element now (its bounds checked like the traced read's)."""
+        from ...ir.nodes import RtFloat
+        read = _ScalarRead(view, site)
+        for c in L.bounds(view):
+            self._run(c, read)
+        x = L.gm_element(self.gm[view.tensor.index], int(view.offset), view.tensor.dtype)
+        return RtFloat(x) if view.tensor.dtype.is_float else RtInt(x)
+
     def block_num(self) -> ExprLike:
         return RtInt(self.nblocks)
 
@@ -186,7 +204,7 @@ class EagerExecutor(Builder):
                 C.count_new_specialisations(fn, seen, self.stats)
         if self.rec.err[0] != 0:
             err = self.rec.err.copy()
-            self.rec.err[:] = 0
+            self.rec.err[:E.STRICT] = 0
             raise fault(err, node, self.block, self.kernel, partial=self.block > 0 or self.stored)
 
     def emit(self, stmt: Stmt) -> None:

@@ -24,7 +24,7 @@ from ... import diagnostics as Dx
 from ...diagnostics import OVERFLOW, check_scalar  # noqa: F401  (units use L.check_scalar)
 from ...errors import NotSimulatedError
 from ...ir import registry
-from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar
+from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar, gm_loads
 from ...isa import TABLE
 from .lib import elementwise as EW
 
@@ -137,8 +137,20 @@ def view(v: GmView) -> tuple:
            tuple(("int", s) for s in v.strides)
 
 
-def bounds(v: GmView) -> list[Call]:
-    return [Call(lib("checks.bound"), (lit(k), ("int", val), ("int", lim), err()))
+def gm_element(g: np.ndarray, offset: int, dtype) -> int | float:
+    """Eager mode: the value of one GM element (stored bits decoded: f16/bf16 widen to f32)."""
+    x = g[offset]
+    if dtype.short == "f16":
+        return float(np.array([x], np.uint16).view(np.float16)[0])
+    if dtype.short == "bf16":
+        return float(np.array([int(x) << 16], np.uint32).view(np.float32)[0])
+    return x.item()
+
+
+def bounds(v: GmView, base: int = 0) -> list[Call]:
+    """Run-time checks of a view's bounds; ``base`` tells a scalar read's bounds (100 * (j + 1)
+    for the j-th GM scalar read of an instruction) from its GM view operand's."""
+    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()))
             for k, (_, val, lim) in enumerate(v.bounds)]
 
 
@@ -168,6 +180,8 @@ def lower(node: Stmt, soc) -> list[Call]:
             rule=f"{node.name}: {spec.summary}",
             fix="use an instruction the simulator runs (`pypto info` lists them); kern.ir() still "
                 "shows the kernel")
+    loads = [g for x in node.operands for g in gm_loads(x)]
+    reads = [c for j, g in enumerate(loads) for c in bounds(g.view, 100 * (j + 1))]
     if unit.sim_params is not None:
         why = unit.sim_params(node.params)
         if why:
@@ -176,7 +190,7 @@ def lower(node: Stmt, soc) -> list[Call]:
                                     rule="the simulator runs this instruction only with the "
                                          "parameters it models",
                                     fix="leave the parameter at its default")
-    return unit.sim(node, soc)
+    return reads + unit.sim(node, soc)
 
 
 __all__ = ["Fn", "Call", "lib", "ew", "lit", "const", "tile", "err", "codec", "check_scalar",

@@ -12,6 +12,7 @@ from ...errors import ConfigError
 from ...config import ENV_VARS, EnvSnapshot, env, reload_env  # noqa: F401  (re-exported for callers)
 
 SIM_MODES = ("compiled", "eager")
+CHECKS = ("default", "strict")
 
 
 def _env_mode() -> str:
@@ -93,7 +94,10 @@ class SimOptions:
     threads: worker threads running a compiled launch's blocks (PYPTO_SIM_THREADS, default: the
     CPU count); each worker has its own on-chip memory, like an AI core. 1 runs blocks in order.
     events: record up to this many (instruction, block, pipe) events per worker and launch for
-    the cost model and timeline (0: off; the backend's ``last_events`` holds them)."""
+    the cost model and timeline (0: off; the backend's ``last_events`` holds them).
+    checks: "default", or "strict": where the NPU's result is undefined (integer division by
+    zero, shift counts past the width, NaNs in a sort, ...) the simulator gives a documented
+    value by default; "strict" raises an UndefinedBehaviorError naming the element instead."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
     devices: int = 1
@@ -101,8 +105,14 @@ class SimOptions:
     gm_bytes: int | None = None     # device memory capacity; None = the SoC's HBM size
     threads: int = field(default_factory=_env_threads)
     events: int = 0
+    checks: str = "default"
 
     def __post_init__(self):
+        if self.checks not in CHECKS:
+            raise ConfigError(f"SimOptions(checks={self.checks!r}) unknown",
+                              rule="checks is 'default' (documented values where the NPU's result "
+                                   "is undefined) or 'strict' (report such uses as errors)",
+                              fix="use SimOptions(checks='strict') to find undefined uses")
         if self.mode not in SIM_MODES:
             raise ConfigError(f"SimOptions(mode={self.mode!r}) unknown",
                            rule="mode is 'compiled' or 'eager' (PYPTO_SIM_MODE)",

@@ -20,17 +20,41 @@ INSTRUCTIONS = (
     Instr("TLOAD", 0x1301, "memory", "dst[valid] = gm (DMA GM -> tile)",
           (Operand("dst", role="out", locs=("Vec", "Mat")), Operand("src", kind="gm", locs=())),
           _LOAD_TYPES, pipe="MTE2", domain="dst", spec_ref="4.2, 4.3",
-          notes=("NPU pads only the tail of the last partial 32-byte block of each row "
-                 "(nothing for PadNull); the rest of the tile keeps its contents",
-                 "CPU sim fills the whole tile with the pad value first (0 for PadNull)",
-                 "int8 PadValue::Min is -1 on the NPU (-128 in the CPU sim)")),
+          notes=("Vec tiles on both SoCs move between matching layouts only: ND view <-> ND tile, "
+                 "DN view <-> DN tile, NZ view [B, C1, R1, 16, c0] <-> Nz tile (validRow = R1*16, "
+                 "validCol = B*C1*c0; the NPU's DMA assumes the 16 x c0 boxes dense, so pypto requires "
+                 "the view's inner strides to be (16*c0, c0, 1)); Zz/Zn Vec tiles have no NPU path",
+                 "pypto also moves a DN tile from an ND-tagged view (what slicing a tensor gives) "
+                 "element by element through the view's strides, as pto-isa's CPU sim does; the NPU "
+                 "refuses that pair at compile time: use pto.GlobalTensor(..., layout=pto.DN) for code "
+                 "that must build for the chip",
+                 "an ND view into an ND tile needs innermost stride 1 (a DN view into a DN tile: "
+                 "stride 1 down a column): the NPU's DMA copies rows (columns) contiguously",
+                 "Mat tiles: as Vec, plus a boxed tile from a 2-D ND/DN window (s0 = s1 = s2 = 1)",
+                 "NPU pads only the tail of the last partial 32-byte block of each row (DN: of each "
+                 "column; nothing for PadNull, nothing for NZ, whose rows are whole blocks); the rest "
+                 "of the tile keeps its contents",
+                 "pad values: float Min/Max -inf/+inf, int8 Min -1, unsigned Min 0, 8-byte and fp8 "
+                 "types 0 for every PadValue; a5 8-byte types take PadNull or PadZero only",
+                 "a2a3 limits checked when static: Rows < 4096, ND s3 < 4096, DN s4 < 4096, NZ s1 < 4096; "
+                 "8-byte types only ND/DN",
+                 "CPU sim fills the whole tile with the pad value first (0 for PadNull) and has no NZ "
+                 "GM layout",
+                 "int8 PadValue::Min is -1 on the NPU (-128 in the CPU sim)",
+                 "TODO(coordinator): a5 fp4 (float4_e2m1x2/e1m2x2), hif8 and e8m0 once pypto.dtypes "
+                 "has them")),
     Instr("TPREFETCH", 0x1302, "memory",
           "DMA gm into a Vec tile used as scratch; the tile's contents afterwards are unspecified",
           (Operand("dst", role="out"), Operand("src", kind="gm", locs=())),
           _LOAD_TYPES, pipe="MTE2", domain="dst", spec_ref="5.5",
           notes=("takes no events and does not synchronise",
                  "pipe inferred (GM -> UB DMA); pto::Op has no TPREFETCH entry",
-                 "CPU sim copies gm[r * Cols + c], ignoring the GM strides")),
+                 "NPU: each s3 x s4 slice of the view is copied to the start of the tile (rows packed, "
+                 "later slices over earlier ones); any tile shape, no layout or valid-region rule",
+                 "pypto's choice: the simulator checks the view's bounds and leaves the tile's bytes "
+                 "as they were (never plausible data), so a kernel that reads a prefetch tile shows "
+                 "stale or poisoned contents instead of working by luck",
+                 "CPU sim copies gm[r * Cols + c] over the valid region, ignoring the GM strides")),
     Instr("TSTORE", 0x1303, "memory", "gm = src[valid] (DMA tile -> GM)",
           (Operand("dst", kind="gm", role="out", locs=()),
            Operand("src", locs={"a2a3": ("Vec", "Mat", "Acc"), "a5": ("Vec", "Acc")})),
@@ -39,8 +63,13 @@ INSTRUCTIONS = (
           params=(Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None"),),
           notes=("pipe: MTE3 from Vec (and Mat, a2a3 only); FIX from Acc",
                  "a Mat source is legal on a2a3 only (semantics 4.4)",
-                 "atomic None is C++ AtomicType::AtomicNone; AtomicAdd makes GM[i] += src "
-                 "(a2a3 GM types f16 f32 i16 i32 i8 bf16); the CPU sim ignores it and overwrites",
+                 "layouts and view shapes as TLOAD (the source's valid region is the transfer size)",
+                 "atomic None is C++ AtomicType::AtomicNone; AtomicAdd makes GM[i] += src[i] with GM "
+                 "types f16 f32 i16 i32 i8 bf16 on a2a3, f16 f32 i16 i32 i8 on a5 (others are a "
+                 "DTypeError); the CPU sim ignores it and overwrites",
+                 "atomic add, pypto's choice: integers wrap modulo 2^w; f32 is one IEEE f32 addition; "
+                 "f16 and bf16 are the exact sum rounded once to nearest even (no f32 intermediate); "
+                 "overflow gives +-inf, a NaN operand gives a NaN (payload open)",
                  "Acc sources convert on the way out: f32->f32/f16/bf16, i32->i32, plus scalar "
                  "quant overloads (preQuantScalar) and ReLU; none of these build in the CPU sim",
                  "Acc source: 1 <= Cols <= 4095; ND Rows <= 8192, NZ Rows <= 65535 and Cols % 16 == 0")),
@@ -54,21 +83,33 @@ INSTRUCTIONS = (
           notes=("ReLU is applied before quantisation; the quant arithmetic is hardware-defined",
                  "no CPU sim implementation")),
     Instr("MGATHER", 0x1305, "memory", "dst[i, j] = gm[idx[i, j]] (linear element index into gm)",
-          (Operand("dst", role="out", group=None), Operand("gm", kind="gm", locs=(), group=None),
-           Operand("idx", group=None)),
+          (Operand("dst", role="out", group=None, layouts=("ND",)),
+           Operand("gm", kind="gm", locs=(), group=None), Operand("idx", group=None, layouts=("ND",))),
           {"a2a3": (), "a5": tuple((t, t, i) for t in _GATHER_T for i in ("i32", "u32"))},
-          pipe="V", domain="dst", spec_ref="5.5",
-          notes=("no bounds check; gm must be ND",
-                 "a5 only (no a2a3 implementation); runs as a SIMT vector kernel",
-                 "dst and idx row-major with equal Rows; idx has one column or dst's Cols",
+          pipe="V", domain="dst", spec_ref="5.5", seed="gather",
+          notes=("a5 only (no a2a3 implementation); runs as a SIMT vector kernel",
+                 "dst[i, j] = gm[idx[i, j]] with idx of dst's Rows and Cols (the a5 code's row-indexed "
+                 "form needs an (N, 1) index tile, which no legal ND tile of 4-byte indices is); gm "
+                 "an ND view with s0 = s1 = s2 = 1; indices count from the view's first element",
+                 "the a5 code gathers the whole static tile; pypto gathers dst's valid region (idx's "
+                 "valid region must cover it), elements outside it keep their contents",
+                 "the NPU does no bounds check; pypto's choice: an index whose element lies outside "
+                 "the tensor is always a run-time IndexRangeError in the simulator (nothing outside "
+                 "the tensor is read); the NPU backends emit no guard for it",
                  "a5 dtypes from the implementation (the doc gives none)")),
     Instr("MSCATTER", 0x1306, "memory", "gm[idx[i, j]] = src[i, j] (linear element index into gm)",
-          (Operand("gm", kind="gm", role="out", locs=(), group=None), Operand("src", group=None),
-           Operand("idx", group=None)),
+          (Operand("gm", kind="gm", role="out", locs=(), group=None),
+           Operand("src", group=None, layouts=("ND",)), Operand("idx", group=None, layouts=("ND",))),
           {"a2a3": (), "a5": tuple((t, t, i) for t in _GATHER_T for i in ("i32", "u32"))},
-          pipe="V", domain="src", spec_ref="5.5",
-          notes=("no bounds check; with duplicate indices the last write in row-major order wins "
-                 "(CPU sim; the NPU order is unspecified)",
-                 "a5 only (no a2a3 implementation); runs as a SIMT vector kernel",
+          pipe="V", domain="src", spec_ref="5.5", seed="scatter",
+          notes=("a5 only (no a2a3 implementation); runs as a SIMT vector kernel",
+                 "one index per element (idx of src's Rows and Cols) as MGATHER; over src's valid "
+                 "region (idx's valid region must cover it)",
+                 "the NPU does no bounds check; pypto's choice: an index outside the tensor is always "
+                 "a run-time IndexRangeError in the simulator and nothing is written by that "
+                 "instruction; the NPU backends emit no guard for it",
+                 "duplicate indices: the NPU's order is unspecified; pypto's choice: the last write in "
+                 "row-major order of src wins; checks='strict' reports the first duplicate "
+                 "(UndefinedBehaviorError)",
                  "a5 dtypes from the implementation (the doc gives none)")),
 )

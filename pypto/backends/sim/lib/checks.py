@@ -87,3 +87,45 @@ def same_rows(k, svr, dvr, err):
         err[3] = dvr
         return False
     return True
+
+
+@njit(inline="always", **_J)
+def same_cols(k, svc, dvc, err):
+    """Column reductions: the source's valid columns equal dst's, else VALID_COLS."""
+    if svc != dvc:
+        err[0] = E.VALID_COLS
+        err[1] = k
+        err[2] = svc
+        err[3] = dvc
+        return False
+    return True
+
+
+@njit(inline="always", **_J)
+def strict(err):
+    """SimOptions(checks="strict"): report uses whose NPU result is undefined."""
+    return err[E.STRICT] != 0
+
+
+@njit(inline="always", **_J)
+def undefined(kind, k, r, c, value, err):
+    """Record an UNDEFINED fault (kind UB_*, operand k, element (r, c), the offending value)."""
+    err[0] = E.UNDEFINED
+    err[1] = kind
+    err[2] = k
+    err[3] = r
+    err[4] = c
+    err[5] = value
+
+
+@njit(inline="always", **_J)
+def in_range(what, value, lo, hi, err):
+    """lo <= value <= hi, else a RANGE fault."""
+    if value < lo or value > hi:
+        err[0] = E.RANGE
+        err[1] = what
+        err[2] = value
+        err[3] = lo
+        err[4] = hi
+        return False
+    return True

@@ -1,27 +1,48 @@
-"""TLOAD / TSTORE between a GM view (5-D shape/stride, element offset) and a tile.
+"""GM <-> tile moves: TLOAD / TSTORE (plain and atomic add), MGATHER / MSCATTER.
 
-A tile whose outer layout is row-major (ND, Zz, Zn) takes validRow = s0*s1*s2*s3 rows of s4
-elements; a column-major one (DN, Nz) the transpose (pto-isa-semantics 4.2). Tile elements are
-addressed through the layout descriptor, so boxed tiles load and store element by element.
-TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied row
-(column for DN), and only when the tile's pad value is not Null (4.3).
+A GM view is (array, element offset, 5-D shape, 5-D strides). How the view's elements map onto a
+tile's logical (row, col) is the ``mode`` (pto-isa-semantics 4.2):
+
+  ROW (0)  ND view, row-major tile: row ((i0*s1 + i1)*s2 + i2)*s3 + i3, col i4
+  COL (1)  DN view, column-major tile: row i3, col ((i0*s1 + i1)*s2 + i2)*s4 + i4
+  NZ  (2)  NZ view [B, C1, R1, 16, c0], Nz tile: row i2*s3 + i3, col (i0*s1 + i1)*s4 + i4
+
+Tile elements are addressed through the layout descriptor, so boxed tiles move element by
+element. TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied
+row (column for COL), and only when the tile's pad value is not Null (4.3); NZ rows are whole
+blocks, so nothing is padded there.
 """
-from numba import njit
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ... import errcodes as E
+from .checks import strict, undefined
+from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
 from .layout import offset, row_dense
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
+ROW, COL, NZ = 0, 1, 2
+# atomic-add element kinds
+ADD_INT, ADD_F32, ADD_F16, ADD_BF16 = 0, 1, 2, 3
+
+
+@njit(inline="always", **_J)
+def _extent(mode, s0, s1, s2, s3, s4):
+    """(rows, cols) of the tile region a view fills."""
+    if mode == ROW:
+        return s0 * s1 * s2 * s3, s4
+    if mode == COL:
+        return s3, s0 * s1 * s2 * s4
+    return s2 * s3, s0 * s1 * s4
+
 
 @njit(**_J)
-def _check(rowmajor, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-    if rowmajor:
-        rows = s0 * s1 * s2 * s3
-        cols = s4
-    else:
-        rows = s3
-        cols = s0 * s1 * s2 * s4
+def _check(mode, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+    rows, cols = _extent(mode, s0, s1, s2, s3, s4)
     if rows != vr or cols != vc:
         err[0] = E.SHAPE
         err[1] = rows
@@ -39,6 +60,16 @@ def _check(rowmajor, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc
     return True
 
 
+@njit(inline="always", **_J)
+def _rc(mode, i0, i1, i2, i3, i4, s1, s2, s3, s4):
+    """Tile (row, col) of view element (i0, .., i4)."""
+    if mode == ROW:
+        return ((i0 * s1 + i1) * s2 + i2) * s3 + i3, i4
+    if mode == COL:
+        return i3, ((i0 * s1 + i1) * s2 + i2) * s4 + i4
+    return i2 * s3 + i3, (i0 * s1 + i1) * s4 + i4
+
+
 @njit(**_J)
 def _copy(dst, src, n):
     """dst[:n] = src[:n] over two contiguous views (vectorises; no shape-check error path)."""
@@ -47,12 +78,10 @@ def _copy(dst, src, n):
 
 
 @njit(inline="always", **_J)
-def _transfer(to_tile, tile, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
+def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
     """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM.
-    GM row (i0, i1, i2, i3) is tile row ((i0*s1 + i1)*s2 + i2)*s3 + i3 for a row-major tile; a
-    column-major tile takes the transpose. Inlined, so each caller's constant direction prunes
-    the other branch."""
-    dense = rowmajor and row_dense(lay) and t4 == 1
+    Inlined, so each caller's constant direction prunes the other branch."""
+    dense = mode == ROW and row_dense(lay) and t4 == 1
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
@@ -66,10 +95,8 @@ def _transfer(to_tile, tile, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1,
                             _copy(gm[g:g + s4], tile[base:base + s4], s4)
                         continue
                     for i4 in range(s4):
-                        if rowmajor:
-                            t = offset(lay, ((i0 * s1 + i1) * s2 + i2) * s3 + i3, i4)
-                        else:
-                            t = offset(lay, i3, ((i0 * s1 + i1) * s2 + i2) * s4 + i4)
+                        r, c = _rc(mode, i0, i1, i2, i3, i4, s1, s2, s3, s4)
+                        t = offset(lay, r, c)
                         if to_tile:
                             tile[t] = gm[g + i4 * t4]
                         else:
@@ -77,26 +104,183 @@ def _transfer(to_tile, tile, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1,
 
 
 @njit(**_J)
-def tload(dst, vr, vc, lay, rows_cap, cols_cap, rowmajor, pad_on, pad, c0,
+def tload(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_on, pad, c0,
           gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
-    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    _transfer(True, dst, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-    if pad_on:
-        if rowmajor:
-            end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
-            for r in range(vr):
-                for c in range(vc, end):
-                    dst[offset(lay, r, c)] = pad
-        else:
-            end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
-            for c in range(vc):
-                for r in range(vr, end):
-                    dst[offset(lay, r, c)] = pad
+    _transfer(True, dst, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    if pad_on and mode == ROW:
+        end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
+        for r in range(vr):
+            for c in range(vc, end):
+                dst[offset(lay, r, c)] = pad
+    elif pad_on and mode == COL:
+        end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
+        for c in range(vc):
+            for r in range(vr, end):
+                dst[offset(lay, r, c)] = pad
 
 
 @njit(**_J)
-def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, rowmajor, err):
-    if not _check(rowmajor, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
+    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    _transfer(False, src, lay, rowmajor, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+
+
+@intrinsic
+def _cas(typingctx, arr, i, expected, new):
+    """Atomically replace arr[i] by ``new`` if its bits still equal ``expected``'s; True when it
+    did (LLVM cmpxchg). Blocks of a launch run on several threads: an atomic add must not lose
+    another block's update."""
+    if not isinstance(arr, types.Array) or arr.dtype != expected or arr.dtype != new:
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        old, val = args[2], args[3]
+        if isinstance(aryty.dtype, types.Float):
+            ity = ir.IntType(aryty.dtype.bitwidth)
+            ptr = builder.bitcast(ptr, ity.as_pointer())
+            old, val = builder.bitcast(old, ity), builder.bitcast(val, ity)
+        res = builder.cmpxchg(ptr, old, val, "seq_cst", "seq_cst")
+        return builder.extract_value(res, 1)
+    return types.boolean(arr, i, expected, new), codegen
+
+
+@njit(inline="always", **_J)
+def _bf16_sum(a, b):
+    """bf16 bits of a + b (bf16 bit patterns) rounded once from the exact sum: the f64 sum is
+    nudged one ulp toward the part it lost, so it can never sit exactly on a bf16 tie."""
+    x = np.float64(bf16_to_f32(a))
+    y = np.float64(bf16_to_f32(b))
+    s = x + y
+    if s - s == 0.0:                       # finite: recover the rounding error (TwoSum)
+        bb = s - x
+        e = (x - (s - bb)) + (y - bb)
+        if e > 0.0:
+            s = np.nextafter(s, np.inf)
+        elif e < 0.0:
+            s = np.nextafter(s, -np.inf)
+    return f64_to_bf16(s)
+
+
+@njit(inline="always", **_J)
+def _add_f16(a, b):
+    """f16 bits of a + b: the f64 sum of two f16 values is exact, so this rounds once."""
+    return f64_to_f16(np.float64(f16_to_f32(a)) + np.float64(f16_to_f32(b)))
+
+
+@njit(inline="always", **_J)
+def _view_add(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, kind):
+    """gm[k] += src[(r, c)] over the view, each element one atomic read-modify-write."""
+    buf = np.empty(1, gm.dtype)            # the new value narrowed to the storage type
+    for i0 in range(s0):
+        for i1 in range(s1):
+            for i2 in range(s2):
+                for i3 in range(s3):
+                    g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+                    for i4 in range(s4):
+                        r, c = _rc(mode, i0, i1, i2, i3, i4, s1, s2, s3, s4)
+                        k = g + i4 * t4
+                        x = src[offset(lay, r, c)]
+                        while True:
+                            old = gm[k]
+                            if kind == ADD_F16:
+                                buf[0] = _add_f16(old, x)
+                            elif kind == ADD_BF16:
+                                buf[0] = _bf16_sum(old, x)
+                            else:
+                                buf[0] = old + x     # f32: one IEEE addition; integers wrap
+                            if _cas(gm, k, old, buf[0]):
+                                break
+
+
+@njit(**_J)
+def tstore_add(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
+    """TSTORE<AtomicAdd> of f32 and integer elements: GM[i] += src[i] over the view."""
+    if _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        _view_add(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, ADD_INT)
+
+
+@njit(**_J)
+def tstore_add_f16(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
+    if _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        _view_add(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, ADD_F16)
+
+
+@njit(**_J)
+def tstore_add_bf16(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
+    if _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        _view_add(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, ADD_BF16)
+
+
+# -- MGATHER / MSCATTER ---------------------------------------------------------------------------
+
+@njit(**_J)
+def _indices_ok(k, idx, ivr, ivc, il, vr, vc, off, gm_len, err):
+    """idx's valid region covers the (vr, vc) region it indexes, and every index names an element
+    of the tensor (0 <= off + index < gm_len), else SRC_VALID or RANGE (RANGE_INDEX)."""
+    if ivr < vr or ivc < vc:
+        err[0] = E.SRC_VALID
+        err[1] = k
+        err[2] = ivr
+        err[3] = ivc
+        err[4] = vr
+        err[5] = vc
+        return False
+    for r in range(vr):
+        for c in range(vc):
+            i = np.int64(idx[offset(il, r, c)])
+            if off + i < 0 or off + i >= gm_len:
+                err[0] = E.RANGE
+                err[1] = E.RANGE_INDEX
+                err[2] = i
+                err[3] = -off
+                err[4] = gm_len - 1 - off
+                return False
+    return True
+
+
+@njit(**_J)
+def mgather(dst, dvr, dvc, dl, gm, off, idx, ivr, ivc, il, err):
+    """dst[r, c] = gm[off + idx[r, c]] over dst's valid region."""
+    if not _indices_ok(2, idx, ivr, ivc, il, dvr, dvc, off, gm.shape[0], err):
+        return
+    for r in range(dvr):
+        for c in range(dvc):
+            dst[offset(dl, r, c)] = gm[off + np.int64(idx[offset(il, r, c)])]
+
+
+@njit(**_J)
+def _first_duplicate(idx, il, vr, vc, err):
+    """checks='strict': report the first element (row-major) whose index an earlier one used."""
+    n = vr * vc
+    keys = np.empty(n, np.int64)
+    for r in range(vr):
+        for c in range(vc):
+            keys[r * vc + c] = np.int64(idx[offset(il, r, c)])
+    order = np.argsort(keys, kind="mergesort")          # stable: equal keys in row-major order
+    best = n
+    for j in range(1, n):
+        if keys[order[j]] == keys[order[j - 1]] and order[j] < best:
+            best = order[j]
+    if best < n:
+        undefined(E.UB_DUP_INDEX, 2, best // vc, best % vc, keys[best], err)
+
+
+@njit(**_J)
+def mscatter(gm, off, src, svr, svc, sl, idx, ivr, ivc, il, err):
+    """gm[off + idx[r, c]] = src[r, c] over src's valid region, row-major (the last write to an
+    element wins); indices are all checked before anything is written."""
+    if not _indices_ok(2, idx, ivr, ivc, il, svr, svc, off, gm.shape[0], err):
+        return
+    if strict(err) and svr * svc > 1:
+        _first_duplicate(idx, il, svr, svc, err)
+        if err[0] != 0:
+            return
+    for r in range(svr):
+        for c in range(svc):
+            gm[off + np.int64(idx[offset(il, r, c)])] = src[offset(sl, r, c)]

@@ -1,0 +1,101 @@
+"""numba loops of the row / column broadcast binops (5.4, 5.9 n10), f16 and f32.
+
+One loop per form serves all seven ops (``opc``, a constant of the call) and both element types
+(``f16``: the storage holds f16 bit patterns): operands widen exactly to f32, + - * / max min
+compute in f32 (IEEE division by zero; max/min are ops.fmax / ops.fmin, NaN propagates) and the
+result rounds once to the element type, as the elementwise TADD... do. EXPDIF rounds src0 - v to
+the element type first (TSUB), then computes e**x in double and rounds once (TEXP).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..backends.sim.lib.checks import covers, same_cols, same_rows
+from ..backends.sim.lib.floatbits import f16_to_f32, f32_to_f16, f64_to_f16, f64_to_f32
+from ..backends.sim.lib.layout import offset, row_base, row_dense
+from ..backends.sim.lib.ops import fmax, fmin
+
+_J = dict(cache=True, error_model="numpy", nogil=True)
+OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")     # instruction suffix -> opc (index)
+ADD, SUB, MUL, DIV, MAX, MIN, EXPDIF = range(7)
+
+
+@njit(inline="always", **_J)
+def _ld(x, f16):
+    if f16:
+        return f16_to_f32(x)
+    return np.float32(x)
+
+
+@njit(inline="always", **_J)
+def _apply(opc, x, y, f16):
+    """op(x, y) of two f32 values, as a double holding the f32 result (or, for EXPDIF, the
+    double e**x)."""
+    if opc == ADD:
+        r = np.float32(x + y)
+    elif opc == SUB:
+        r = np.float32(x - y)
+    elif opc == MUL:
+        r = np.float32(x * y)
+    elif opc == DIV:
+        r = np.float32(x / y)
+    elif opc == MAX:
+        r = np.float32(fmax(x, y))
+    elif opc == MIN:
+        r = np.float32(fmin(x, y))
+    else:
+        d = np.float32(x - y)
+        if f16:
+            d = f16_to_f32(f32_to_f16(d))
+        return math.exp(np.float64(d))
+    return np.float64(r)
+
+
+@njit(inline="always", **_J)
+def _put(dst, i, r, f16):
+    if f16:
+        dst[i] = f64_to_f16(r)
+    else:
+        dst[i] = f64_to_f32(r)
+
+
+@njit(**_J)
+def rowexpand_op(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, opc, width, f16, err):
+    """dst[i, j] = op(a[i, j], b[i, 0]) (width 1: b is a column vector) or op(a[i, j],
+    b[i, j % width]) (width c0: b holds one 32-byte block per row)."""
+    if not same_rows(1, avr, dvr, err) or not same_cols(1, avc, dvc, err):
+        return
+    if not same_rows(2, bvr, dvr, err) or not same_cols(2, bvc, width, err):
+        return
+    if width == 1 and row_dense(dl) and row_dense(al):          # ND rows: consecutive elements
+        for r in range(dvr):
+            y = _ld(b[offset(bl, r, 0)], f16)
+            d0, a0 = row_base(dl, r), row_base(al, r)
+            for c in range(dvc):
+                _put(dst, d0 + c, _apply(opc, _ld(a[a0 + c], f16), y, f16), f16)
+        return
+    for r in range(dvr):
+        for c in range(dvc):
+            y = _ld(b[offset(bl, r, c % width)], f16)
+            _put(dst, offset(dl, r, c), _apply(opc, _ld(a[offset(al, r, c)], f16), y, f16), f16)
+
+
+@njit(**_J)
+def colexpand_op(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, opc, f16, err):
+    """dst[i, j] = op(a[i, j], b[0, j])."""
+    if not covers(1, avr, avc, dvr, dvc, err) or not covers(2, bvr, bvc, min(dvr, 1), dvc, err):
+        return
+    if row_dense(dl) and row_dense(al) and row_dense(bl):
+        b0 = row_base(bl, 0)
+        for r in range(dvr):
+            d0, a0 = row_base(dl, r), row_base(al, r)
+            for c in range(dvc):
+                _put(dst, d0 + c, _apply(opc, _ld(a[a0 + c], f16), _ld(b[b0 + c], f16), f16), f16)
+        return
+    for r in range(dvr):
+        for c in range(dvc):
+            y = _ld(b[offset(bl, 0, c)], f16)
+            _put(dst, offset(dl, r, c), _apply(opc, _ld(a[offset(al, r, c)], f16), y, f16), f16)

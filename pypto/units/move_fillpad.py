@@ -1,0 +1,79 @@
+"""TFILLPAD, TFILLPAD_INPLACE, TFILLPAD_EXPAND (5.7, 5.9 n14): pad a Vec tile around src's valid
+region with dst's PadValue.
+
+The NPU's rule (a2a3 and a5 code): rows r < src.validRow get dst[r, c] = src[r, c] for c <
+src.validCol (TFILLPAD_INPLACE copies nothing) and the pad value for src.validCol <= c < dst.Cols;
+rows src.validRow <= r < dst.validRow are padded across all dst.Cols; every other element keeps
+its contents. a2a3 does nothing when dst's valid region is empty. dst's valid region does not
+change (pypto's statement of what the NPU does: an instruction never changes a valid region).
+Pad values are TLOAD's (units/memory.py PAD_MIN_MAX). Reference: conformance/ref_memory.py.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ..backends.npu import emit as E
+from ..backends.sim import lowering as L
+from ..backends.sim.lib.layout import offset
+from ..errors import LayoutError, TileError, TileShapeError
+from ..ir.registry import Unit, register
+from .memory import pad_value
+from .move_common import require_vec_pair
+
+_J = dict(cache=True, error_model="numpy", nogil=True)
+
+
+@njit(**_J)
+def fillpad(dst, dvr, dvc, dl, src, svr, svc, sl, cols_cap, copy, pad, skip_empty, err):
+    if skip_empty and (dvr == 0 or dvc == 0):
+        return
+    for r in range(svr):
+        if copy:
+            for c in range(svc):
+                dst[offset(dl, r, c)] = src[offset(sl, r, c)]
+        for c in range(svc, cols_cap):
+            dst[offset(dl, r, c)] = pad
+    for r in range(svr, dvr):
+        for c in range(cols_cap):
+            dst[offset(dl, r, c)] = pad
+
+
+def check_fillpad(node, soc) -> None:
+    dst, src = node.operands
+    d, s = dst.type, src.type
+    if d.loc == "Mat" or s.loc == "Mat":
+        return                      # the matrix path: refused when the kernel is lowered
+    for t in (dst, src):
+        if t.type.layout_name != "ND":
+            raise LayoutError(f"{node.name}: tile {t.name} is {t.type.layout_name}",
+                              rule=f"{node.name} pads Vec tiles row by row: ND tiles only (the NPU "
+                                   "addresses rows at Cols)",
+                              fix=f"declare {t.name} ND (blayout=pto.RowMajor, no slayout)")
+    if d.pad == "Null":
+        raise TileError(f"{node.name}: dst {dst.name} has pad=PadNull",
+                        rule=f"{node.name} writes dst's PadValue, which must not be Null",
+                        fix=f"declare {dst.name} with pad=pto.PadZero, pto.PadMin or pto.PadMax")
+    if node.name == "TFILLPAD_EXPAND":
+        if d.rows < s.rows or d.cols < s.cols:
+            raise TileShapeError(f"TFILLPAD_EXPAND: dst {dst.name} is {d.rows} x {d.cols}, smaller than "
+                                 f"src {src.name} ({s.rows} x {s.cols})",
+                                 rule="TFILLPAD_EXPAND needs dst.Rows >= src.Rows and dst.Cols >= src.Cols",
+                                 fix="declare a larger dst")
+    elif (d.rows, d.cols) != (s.rows, s.cols):
+        raise TileShapeError(f"{node.name}: dst {dst.name} is {d.rows} x {d.cols} but src {src.name} is "
+                             f"{s.rows} x {s.cols}",
+                             rule=f"{node.name} needs equal Rows and Cols (TFILLPAD_EXPAND pads into a "
+                                  "larger tile)", fix="declare both tiles with one shape")
+
+
+def lower_fillpad(node, soc) -> list[L.Call]:
+    dst, src = node.operands
+    require_vec_pair(node, dst, src)
+    copy = node.name != "TFILLPAD_INPLACE"
+    return [L.Call(L.Fn(__name__, "fillpad"),
+                   (L.tile(dst), L.tile(src), L.lit(dst.type.cols), L.lit(copy), pad_value(dst),
+                    L.lit(soc.name == "a2a3"), L.err()))]
+
+
+for _name in ("TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"):
+    register(Unit(_name, check=check_fillpad, sim=lower_fillpad, emit=E.call(_name)))

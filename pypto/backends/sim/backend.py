@@ -133,7 +133,7 @@ class SimBackend(Backend):
         gms = [self._gm(b) for b in buffers]
         args = [gms[x] if kind == "g" else scalars[x] if kind == "s" else int(buffers[x].shape[y])
                 if kind == "n" else grid if kind == "block_num" else None for kind, x, y in c.plan]
-        ctx = LaunchContext(k.name, self.options.events, self.options.checks == "strict")
+        ctx = LaunchContext(k.name, self.options.events, self.options.strict)
         with self._lock:
             self.stats.launches += 1
         # block 0 runs on this thread first: its call compiles (or loads) the kernel once
@@ -199,7 +199,7 @@ class SimBackend(Backend):
                                                    buffers)}
         with self._lock:
             self.stats.launches += 1
-        ctx = LaunchContext(name, self.options.events, self.options.checks == "strict")
+        ctx = LaunchContext(name, self.options.events, self.options.strict)
         sites: list = []
         for blk in range(grid):
             ex = EagerExecutor(self.soc, name, gm, self.onchip.mine(), blk, grid, self.options,

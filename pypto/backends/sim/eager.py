@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import PtoError, TraceError
 from ...ir.executor import LOOP_EXIT, Builder
-from ...ir.nodes import Assign, ExprLike, InstrNode, RtInt, SetValid, Stmt, TileVar
+from ...ir.nodes import Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, TileVar
 from ...ir.placement import Placement
 from ...ir.effects import annotate_node
 from ...isa.schema import PIPES
@@ -134,7 +134,6 @@ class EagerExecutor(Builder):
 
     def gm_scalar(self, view, site=None) -> ExprLike:
         """Read one GM element now (its bounds checked like the traced read's)."""
-        from ...ir.nodes import RtFloat
         read = _ScalarRead(view, site)
         for c in L.bounds(view):
             self._run(c, read)

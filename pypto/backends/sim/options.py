@@ -107,6 +107,11 @@ class SimOptions:
     events: int = 0
     checks: str = "default"
 
+    @property
+    def strict(self) -> bool:
+        """Whether undefined results are reported (checks="strict") rather than given a value."""
+        return self.checks == "strict"
+
     def __post_init__(self):
         if self.checks not in CHECKS:
             raise ConfigError(f"SimOptions(checks={self.checks!r}) unknown",

@@ -97,6 +97,18 @@ def pto_init(target) -> Callable[..., Any]:
     finalize_quietly()
 
 
+@pytest.fixture(params=("a2a3", "a5"))
+def soc(request, pto_init, target) -> str:
+    """Initialise the session under test on this SoC profile and return its name."""
+    try:
+        pto_init(soc=request.param)
+    except pypto.PtoError as e:
+        if target.backend != "sim":
+            pytest.skip(f"{request.param} profile not available on this {target.backend} device: {e}")
+        raise
+    return request.param
+
+
 @pytest.fixture
 def pto_session(pto_init):
     yield pto_init()

@@ -89,10 +89,17 @@ def written(instr: str, ops: Sequence["T | S"]) -> list[int]:
 
 
 @functools.lru_cache(maxsize=None)
-def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple):
+def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple, bundle: tuple = ()):
     """The @pypto.kernel running ``instr`` once on operands ``ops`` (T / S specs) with mode
-    parameters ``params``; ``statics`` holds the values of static scalars. Cached per signature."""
+    parameters ``params``; ``statics`` holds the values of static scalars. Cached per signature.
+
+    With ``bundle`` (instruction names taking the same operands, ``instr`` among them) the kernel
+    holds every one of them, each in a loop whose trip count (argument ``e<k>``: 1 or 0) picks
+    the one that runs: the bundle compiles once for all its instructions."""
+    members = bundle or (instr,)
     outs = set(written(instr, ops))
+    if any(set(written(m, ops)) != outs for m in members):
+        raise AssertionError(f"bundle {members}: members write different operands")
     args: list[str] = []
     body: list[str] = []
     names: list[str] = []
@@ -124,7 +131,13 @@ def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple):
             vr, vc = (f"r{i}", f"c{i}") if o.valid is None else o.valid
             body.append(f"t{i}.set_valid({vr}, {vc})")
     kw = "".join(f", {k}={_lit(v)}" for k, v in params)
-    body.append(f"pto.{instr}({', '.join(names)}{kw})")
+    if bundle:
+        for k, m in enumerate(members):
+            args.append(f"e{k}")
+            body.append(f"for _ in pto.range(0, e{k}):")
+            body.append(f"    pto.{m}({', '.join(names)}{kw})")
+    else:
+        body.append(f"pto.{instr}({', '.join(names)}{kw})")
     body.append("pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)")
     body.append("pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)")
     for i in sorted(outs):
@@ -141,15 +154,19 @@ def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple):
 
 
 def run(instr: str, ops: Sequence[T | S], values: Sequence[Any],
-        valid: Sequence[tuple[int, int] | None] | None = None, blocks: int = 1, **params: Any) -> Result:
+        valid: Sequence[tuple[int, int] | None] | None = None, blocks: int = 1,
+        bundle: Sequence[str] = (), **params: Any) -> Result:
     """Run ``instr`` once. ``values[i]`` is the whole (rows, cols) content of tile operand i (its
     input, or what an output tile holds before the instruction) or the value of scalar operand
     i; ``valid[i]`` is the runtime valid region of a tile whose spec has none. Returns the whole
-    tiles of every written operand, after the instruction."""
+    tiles of every written operand, after the instruction. ``bundle``: see kernel_for."""
     ops = tuple(ops)
     valid = list(valid) if valid is not None else [None] * len(ops)
     statics = tuple(v for o, v in zip(ops, values) if isinstance(o, S) and o.how == "static")
-    k = kernel_for(instr, ops, tuple(sorted(params.items())), statics)
+    bundle = tuple(bundle) if len(bundle) > 1 else ()
+    if bundle and instr not in bundle:
+        raise AssertionError(f"{instr} is not in its bundle {bundle}")
+    k = kernel_for(bundle[0] if bundle else instr, ops, tuple(sorted(params.items())), statics, bundle)
     outs = written(instr, ops)
     args: list[Any] = []
     out_tensors: dict[int, Any] = {}
@@ -168,6 +185,7 @@ def run(instr: str, ops: Sequence[T | S], values: Sequence[Any],
         elif o.how == "gm":
             dt = ref.np_dtype(o.gm_dtype)
             args.append(pypto.Tensor(np.array([[v]], dtype=dt)))
+    args += [int(m == instr) for m in bundle]
     k[blocks](*args)
     return Result({i: t.numpy() for i, t in out_tensors.items()})
 

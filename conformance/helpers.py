@@ -5,6 +5,7 @@ Nothing here knows pypto's implementation; it only builds inputs and compares re
 from __future__ import annotations
 
 import math
+import zlib
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,11 @@ def soc_of(session: Any) -> str:
         if isinstance(name, str):
             return name
     return "a2a3"
+
+
+def rng_for(*key: Any) -> np.random.Generator:
+    """A generator seeded from the case's key: every run (and every backend) sees the same data."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ division by zero (documented defaults, checks="strict"), trace-time errors, the 
 from __future__ import annotations
 
 import math
-import zlib
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from . import ref_arith as R
 from . import reference as ref
 from .conftest import keep_if
 from .harness import S, T, regions, run
-from .helpers import assert_bits_equal, random_scalar, random_values, seeds, sentinel
+from .helpers import assert_bits_equal, random_scalar, random_values, rng_for, seeds, sentinel
 
 SOCS = ("a2a3", "a5")
 SHAPE = (8, 64)                      # one capacity for every dtype (64 bytes per u8 row)
@@ -38,10 +37,6 @@ BINARY = ("TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN")
 UNARY = ("TABS", "TNEG", "TLOG", "TSQRT", "TRSQRT", "TRECIP", "TRELU")
 REMS = ("TREM", "TFMOD")
 SCALARS = ("TADDS", "TSUBS", "TMULS", "TDIVS", "TMINS", "TMAXS", "TLRELU", "TREMS", "TFMODS")
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def sim_only(p: dict) -> bool:
@@ -92,7 +87,17 @@ def tmp_spec(dtype: str, layout: str, soc: str) -> T:
     return T("u8", TMP) if soc == "a2a3" else T(dtype, SHAPE, layout)
 
 
-def run_call(call: str, dtype: str, soc: str, a, b, prefill, s, vr: int, vc: int, layout: str = "ND"):
+def bundle_of(call: str, soc: str, dtype: str, backend: str) -> tuple[str, ...]:
+    """The instructions compiled in one kernel with ``call`` (its form, no mode parameters) on
+    the simulator; off it each case keeps its own kernel, so one instruction another backend
+    cannot build never takes the others with it."""
+    if backend != "sim" or "-" in call:
+        return ()
+    return group(tuple(n for n, f in FORM_OF.items() if f == FORM_OF[call] and "-" not in n), soc, dtype)
+
+
+def run_call(call: str, dtype: str, soc: str, a, b, prefill, s, vr: int, vc: int, layout: str = "ND",
+             bundle: tuple[str, ...] = ()):
     """Run one instruction use (``call`` = name or name-first / name-recip) on whole tiles."""
     name, form = call.split("-")[0], FORM_OF[call]
     t = T(dtype, SHAPE, layout)
@@ -105,7 +110,7 @@ def run_call(call: str, dtype: str, soc: str, a, b, prefill, s, vr: int, vc: int
         vals[3] = np.zeros(ops[3].shape, ops[3].np)
     valid = [(vr, vc) if isinstance(o, T) and o.dtype == dtype else None for o in ops]
     params = {"recip": True} if call.endswith("-recip") else {}
-    return run(name, ops, vals, valid, **params)[0]
+    return run(name, ops, vals, valid, bundle=bundle, **params)[0]
 
 
 def group(names, soc: str, dtype: str) -> tuple[str, ...]:
@@ -189,7 +194,8 @@ def check_calls(soc: str, dtype: str, calls: tuple[str, ...], rounds: int, tag: 
             a, b = a0, b0
             if backend != "sim":
                 a, b, s = defined_only(c, dtype, a0, b0, s)
-            out = run_call(c, dtype, soc, a, b, prefill, s, vr, vc, layout)
+            out = run_call(c, dtype, soc, a, b, prefill, s, vr, vc, layout,
+                           bundle_of(c, soc, dtype, backend))
             res, loose = reference_of(c, a, b, s, soc)
             exp, lo = expected_tile(prefill, res, loose, vr, vc)
             assert_bits_equal(out, exp, loose=lo, inputs={"a": a, "b": b},

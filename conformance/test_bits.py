@@ -17,7 +17,6 @@ import functools
 import itertools
 import linecache
 import math
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ from . import ref_bits as RB
 from . import reference as ref
 from .conftest import keep_if, slow_if
 from .harness import T
-from .helpers import assert_bits_equal, random_values, seeds
+from .helpers import assert_bits_equal, random_values, rng_for, seeds
 
 SOCS = ("a2a3", "a5")
 MODES = RB.MODES
@@ -71,10 +70,6 @@ def group_cases(group: str) -> list[tuple[str, str]]:
     return [(s, d) for s in SOCS for d in ALL_DT if any(legal(i, s, d) for i in GROUPS[group])]
 
 
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
 def npd(dt: str) -> np.dtype:
     return ref.np_dtype(dt)
 
@@ -83,10 +78,6 @@ def bits_of(dt: str) -> int:
     return npd(dt).itemsize * 8
 
 
-@pytest.fixture(params=SOCS)
-def soc(request, pto_init) -> str:
-    pto_init(soc=request.param)
-    return request.param
 
 
 def init_soc(pto_init, soc_: str, **kw) -> None:

@@ -32,16 +32,12 @@ from . import ref_complex as R
 from . import reference as ref
 from .conftest import keep_if, slow_if
 from .harness import S, T, run
-from .helpers import assert_bits_equal, random_values, sentinel
+from .helpers import assert_bits_equal, random_values, rng_for, sentinel
 
 SOCS = ("a2a3", "a5")
 KINDS = ("numpy", "tensor")
 PROPERTY = settings(max_examples=4, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def npd(short: str) -> np.dtype:
@@ -56,15 +52,6 @@ def sim_only(p) -> bool:
     return p["target"].backend == "sim"
 
 
-@pytest.fixture(params=SOCS)
-def soc(request, pto_init, target) -> str:
-    try:
-        pto_init(soc=request.param)
-    except pypto.PtoError as e:
-        if target.backend != "sim":
-            pytest.skip(f"{request.param} profile not available on {target.backend}: {e}")
-        raise
-    return request.param
 
 
 def strict_session(target, soc: str) -> None:

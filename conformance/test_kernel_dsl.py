@@ -10,7 +10,6 @@ property tests use runtime scalars or ``dynamic_shapes=True`` so that examples s
 """
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ from pypto.testing import finalize_quietly
 from pypto import pto
 
 from . import reference as ref
-from .helpers import (assert_bits_equal, random_scalar, random_values, seeds,
+from .helpers import (assert_bits_equal, random_scalar, random_values, rng_for, seeds,
                       sentinel)
 
 TR, TC = 16, 64                 # tile capacity used throughout (64 columns: 32-byte rule for all types)
@@ -49,10 +48,6 @@ def _binary_fns(dt: Any):
     if _is_float(dt):
         fns.append(("div", pto.TDIV))
     return fns
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def T(arr: np.ndarray) -> "pypto.Tensor":

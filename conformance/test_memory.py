@@ -24,7 +24,7 @@ from pypto import pto
 from . import ref_memory as R
 from . import reference as ref
 from .conftest import keep_if, slow_if
-from .helpers import assert_bits_equal, random_values, sentinel
+from .helpers import assert_bits_equal, random_values, rng_for, sentinel
 
 LEGAL = {"a2a3": ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"),
          "a5": ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "e4m3", "e5m2")}
@@ -44,10 +44,6 @@ def _sim_only(params) -> bool:
     read through aliased tiles (TASSIGN does nothing there), and simulator limitations."""
     t = params.get("target")
     return t is None or t.backend == "sim"
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def values(rng, dtype: str, shape) -> np.ndarray:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import linecache
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ from pypto import errors, pto
 from . import ref_reduce as R
 from . import reference as ref
 from .conftest import keep_if, slow_if
-from .helpers import assert_bits_equal, random_values, seeds
+from .helpers import assert_bits_equal, random_values, rng_for, seeds
 
 SOCS = ("a2a3", "a5")
 PROPERTY = settings(max_examples=5, deadline=None,
@@ -40,19 +39,6 @@ PROPERTY = settings(max_examples=5, deadline=None,
 EXPAND_OPS = R.EXPAND_OPS
 
 
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-@pytest.fixture(params=SOCS)
-def soc(request, pto_init, target) -> str:
-    try:
-        pto_init(soc=request.param)
-    except pypto.PtoError as e:
-        if target.backend != "sim":
-            pytest.skip(f"{request.param} profile not available on this {target.backend} device: {e}")
-        raise
-    return request.param
 
 
 def np_dt(d: str) -> np.dtype:

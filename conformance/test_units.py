@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import zlib
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from pypto import errors, pto
 
 from . import reference as ref
 from .conftest import keep_if, slow_if
-from .helpers import assert_bits_equal, random_values, seeds, sentinel
+from .helpers import assert_bits_equal, random_values, rng_for, seeds, sentinel
 
 SOCS = ("a2a3", "a5")
 KINDS = ("numpy", "tensor")
@@ -50,10 +49,6 @@ with open(os.path.abspath(__file__), encoding="utf-8") as _f:
     _SOURCE = _f.read().splitlines()
 
 
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
 def T(arr: np.ndarray) -> "pypto.Tensor":
     return pypto.Tensor(arr)
 
@@ -63,16 +58,6 @@ def pdt(d: Any):
     return getattr(pypto, ref.LONG[ref.np_dtype(d)])
 
 
-@pytest.fixture(params=SOCS)
-def soc(request, pto_init, target) -> str:
-    """Initialise the session under test on this SoC profile and return its name."""
-    try:
-        pto_init(soc=request.param)
-    except pypto.PtoError as e:
-        if target.backend != "sim":
-            pytest.skip(f"{request.param} profile not available on this {target.backend} device: {e}")
-        raise
-    return request.param
 
 
 def assert_site(err: Exception, code: str) -> None:

@@ -12,10 +12,10 @@ import pypto
 
 from . import reference as ref
 from .conftest import slow_if
-from .helpers import assert_bits_equal, random_values, seeds, sentinel
+from .helpers import assert_bits_equal, random_values, rng_for, seeds, sentinel
 from .test_units import (ALL_MODES, CC, CR, KEY_PAIRS, PAIR_CASES, PROPERTY, SOCS, T, _init_soc, _pair_id,
-                         cvt_inputs, cvt_observe_kernel, legal_pairs, observe_cases, rng_for,
-                         rotating_modes, run_cvt_modes, run_cvt_observe, soc)
+                         cvt_inputs, cvt_observe_kernel, legal_pairs, observe_cases,
+                         rotating_modes, run_cvt_modes, run_cvt_observe)
 
 
 @slow_if(lambda p: p["target"].mode == "eager" and p["case"][3] % 4 != 0)

@@ -65,6 +65,34 @@ def _colreduce(name: str, params: tuple) -> KernelFunction:
     return kernel(body, dynamic_shapes=True)
 
 
+def _expand_step(op, t, vec, x, y, r0, h: int, c0, w: int) -> None:
+    """One (h, w) block of an expansion: dst block = op(src0 block, vec) (``x`` None: op(vec))."""
+    t.set_valid(h, w)
+    if x is not None:
+        pto.TLOAD(t, x[r0:r0 + h, c0:c0 + w])
+    _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+    if x is not None:
+        op(t, t, vec)
+    else:
+        op(t, vec)
+    _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+    pto.TSTORE(y[r0:r0 + h, c0:c0 + w], t)
+    _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+    _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+
+
+def _expand_kernel(name: str, binop: bool, run) -> KernelFunction:
+    """The library kernel of an expansion: (src0, vec, dst) for the binary forms, else (vec, dst)."""
+    if binop:
+        def body(x, v, y):
+            run(x, v, y)
+    else:
+        def body(v, y):
+            run(None, v, y)
+    body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
+    return kernel(body, dynamic_shapes=True)
+
+
 def _rowexpand(name: str, params: tuple) -> KernelFunction:
     """dst[i, j] = src[i] (TROWEXPAND) or op(src0[i, j], src1[i]) (TROWEXPAND<op>)."""
     op = _op(name)
@@ -82,28 +110,9 @@ def _rowexpand(name: str, params: tuple) -> KernelFunction:
             vec.set_valid(h, 1)
             pto.TLOAD(vec, v[r0:r0 + h, :])
             for c0 in pto.range(0, cols, width):
-                w = pto.min(width, cols - c0)
-                t.set_valid(h, w)
-                if binop:
-                    pto.TLOAD(t, x[r0:r0 + h, c0:c0 + w])
-                _handoff(pto.PIPE_MTE2, pto.PIPE_V)
-                if binop:
-                    op(t, t, vec)
-                else:
-                    op(t, vec)
-                _handoff(pto.PIPE_V, pto.PIPE_MTE3)
-                pto.TSTORE(y[r0:r0 + h, c0:c0 + w], t)
-                _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
-                _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+                _expand_step(op, t, vec, x, y, r0, h, c0, pto.min(width, cols - c0))
 
-    if binop:
-        def body(x, v, y):
-            run(x, v, y)
-    else:
-        def body(v, y):
-            run(None, v, y)
-    body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
-    return kernel(body, dynamic_shapes=True)
+    return _expand_kernel(name, binop, run)
 
 
 def _colexpand(name: str, params: tuple) -> KernelFunction:
@@ -120,28 +129,9 @@ def _colexpand(name: str, params: tuple) -> KernelFunction:
             vec.set_valid(1, w)
             pto.TLOAD(vec, v[:, c0:c0 + w])
             for r0 in pto.range(0, rows, EXPAND_ROWS):
-                h = pto.min(EXPAND_ROWS, rows - r0)
-                t.set_valid(h, w)
-                if binop:
-                    pto.TLOAD(t, x[r0:r0 + h, c0:c0 + w])
-                _handoff(pto.PIPE_MTE2, pto.PIPE_V)
-                if binop:
-                    op(t, t, vec)
-                else:
-                    op(t, vec)
-                _handoff(pto.PIPE_V, pto.PIPE_MTE3)
-                pto.TSTORE(y[r0:r0 + h, c0:c0 + w], t)
-                _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
-                _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+                _expand_step(op, t, vec, x, y, r0, pto.min(EXPAND_ROWS, rows - r0), c0, w)
 
-    if binop:
-        def body(x, v, y):
-            run(x, v, y)
-    else:
-        def body(v, y):
-            run(None, v, y)
-    body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
-    return kernel(body, dynamic_shapes=True)
+    return _expand_kernel(name, binop, run)
 
 
 @functools.lru_cache(maxsize=None)

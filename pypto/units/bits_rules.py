@@ -15,6 +15,7 @@ from ..backends import faults
 from ..errors import PtoError, TileError, ValidRegionError
 from ..ir.nodes import TileVar, is_static
 from ..ir.verify import slots_of
+from .complex_common import rule_fault5 as rule_fault
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -30,17 +31,6 @@ def mask_bytes(cols: int) -> int:
 
 
 # -- numba side ---------------------------------------------------------------------------------
-@njit(inline="always", **_J)
-def rule_fault(rule, a, b, c, d, e, err):
-    err[0] = EC.UNIT_RULE
-    err[1] = rule
-    err[2] = a
-    err[3] = b
-    err[4] = c
-    err[5] = d
-    err[6] = e
-
-
 @njit(inline="always", **_J)
 def overlap(a, b):
     """Whether two tile storage arrays share a byte (they are views of one on-chip space)."""

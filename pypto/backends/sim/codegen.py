@@ -6,6 +6,7 @@ lowerings); a fault sets err[0] and the node's site id in err[7], and the functi
 from __future__ import annotations
 
 import math
+import re
 import sys
 from dataclasses import dataclass
 
@@ -17,6 +18,9 @@ from . import compile as C
 from . import lowering as L
 
 JIT = '@njit(cache=True, error_model="numpy", nogil=True)'
+# chunks are only called through xcall: no Python entry point (unboxing ~80 parameters was most
+# of a chunk's compile time)
+CHUNK_JIT = '@njit(cache=True, error_model="numpy", nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)'
 HEADER = """\
 import numpy as np
 from numba import njit
@@ -130,8 +134,8 @@ class _Gen:
         any depth: loop bodies too), so no generated function grows with the kernel's length."""
         if self.chunking and len(body) > CHUNK:
             for i in range(0, len(body), CHUNK):
-                name = self.chunk(body[i:i + CHUNK], loops)
-                self.emit(f"{name}({', '.join(self.params + ['vv'] + list(loops))})", depth)
+                name, used = self.chunk(body[i:i + CHUNK], loops)
+                self.emit(f"{name}({', '.join(used)})", depth)
                 self.emit("if err[0] != 0:", depth)
                 self.emit("    return", depth)
             return
@@ -160,20 +164,38 @@ class _Gen:
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):
             self.emit("pass", depth)
 
-    def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> str:
-        """A separately compiled function for ``part``, called through xcall; returns its alias."""
+    def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> tuple[str, list[str]]:
+        """A separately compiled function for ``part``, called through xcall; returns its alias
+        and its parameters: the kernel's names it uses (a chunk lowers only the arguments it
+        needs, not all of a bundle kernel's hundred)."""
         outer, self.lines = self.lines, []
         _prologue(self, _tiles_in(part))
         self.stmts(part, 1, loops)
         n = len(self.chunks)
-        params = self.params + ["vv"] + list(loops)
-        self.chunks.append(f"\n\n{JIT}\ndef _chunk{n}({', '.join(params)}):\n" + "\n".join(self.lines) +
+        body = "\n".join(_hoist(self.lines))
+        names = set(_NAME.findall(body))
+        params = [p for p in self.params + ["vv"] + list(loops) if p in names]
+        self.chunks.append(f"\n\n{CHUNK_JIT}\ndef _chunk{n}({', '.join(params)}):\n" + body +
                            f"\n\n\n_xchunk{n} = xcall(_chunk{n})\n")
         self.lines = outer
-        return f"_xchunk{n}"
+        return f"_xchunk{n}", params
 
 
 CHUNK = 16       # top-level statements per separately compiled chunk of a long kernel
+_INT64 = re.compile(r"np\.int64\((-?\d+)\)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _hoist(lines: list[str]) -> list[str]:
+    """One local per distinct int64 constant of a function body, assigned at its top (numba would
+    type and lower a call of np.int64 at every use)."""
+    names: dict[str, str] = {}
+
+    def name(m: re.Match) -> str:
+        v = m.group(1)
+        return names.setdefault(v, f"_i{v.replace('-', 'm')}")
+    body = [_INT64.sub(name, ln) for ln in lines]
+    return [f"    {n} = np.int64({v})" for v, n in names.items()] + body
 
 
 def _tiles_in(stmts: list[Stmt]) -> list[TileVar]:
@@ -227,8 +249,7 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     if not (g.chunking and len(k.body) > CHUNK):
         _prologue(g, k.tiles)
     g.stmts(k.body, 1)
-    body = init + g.lines
-    # each implementation is called through xcall: compiled once, never inlined into the kernel
+    body = _hoist(init + g.lines)
     # A long kernel calls each implementation through xcall (compiled once, never re-optimised
     # inside the kernel: compile time stays linear); a short one links them in, so LLVM can
     # specialise their loops (throughput). Implementations that contain an xcall themselves are

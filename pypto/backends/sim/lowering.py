@@ -60,8 +60,9 @@ def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
 
 
 def lit(value: int | bool) -> tuple:
-    """A Python int/bool constant argument (a literal in generated code)."""
-    return ("const", value, repr(value))
+    """A Python int/bool constant argument. Ints are typed int64 in generated code, not numba
+    literals: a literal would compile the callee again for every tile shape and mode value."""
+    return ("const", value, repr(value) if isinstance(value, bool) else f"np.int64({int(value)})")
 
 
 def const(value: Any, storage: Any) -> tuple:

@@ -31,6 +31,7 @@ import pypto
 from pypto.testing import finalize_quietly, unavailable_reason
 
 from .deviations import lookup
+from .reference import SOCS
 
 BACKENDS = ("sim", "npu", "npu-cpusim")
 SIM_MODES = ("compiled", "eager")
@@ -97,7 +98,7 @@ def pto_init(target) -> Callable[..., Any]:
     finalize_quietly()
 
 
-@pytest.fixture(params=("a2a3", "a5"))
+@pytest.fixture(params=SOCS)
 def soc(request, pto_init, target) -> str:
     """Initialise the session under test on this SoC profile and return its name."""
     try:

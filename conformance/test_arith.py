@@ -11,7 +11,6 @@ division by zero (documented defaults, checks="strict"), trace-time errors, the 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pytest

@@ -18,7 +18,6 @@ import functools
 import linecache
 import zlib
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pytest

@@ -10,7 +10,6 @@ as runtime arguments, so the quick tier compiles one kernel per dtype and family
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 import numpy as np
 import pytest

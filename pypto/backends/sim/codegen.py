@@ -17,10 +17,10 @@ from ...isa.schema import PIPES
 from . import compile as C
 from . import lowering as L
 
-JIT = '@njit(cache=True, error_model="numpy", nogil=True)'
-# chunks are only called through xcall: no Python entry point (unboxing ~80 parameters was most
-# of a chunk's compile time)
-CHUNK_JIT = '@njit(cache=True, error_model="numpy", nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)'
+_JIT_OPTIONS = 'cache=True, error_model="numpy", nogil=True'
+JIT = f"@njit({_JIT_OPTIONS})"
+# chunks are only ever called through xcall, so they need no Python or C entry point
+CHUNK_JIT = f"@njit({_JIT_OPTIONS}, no_cpython_wrapper=True, no_cfunc_wrapper=True)"
 HEADER = """\
 import numpy as np
 from numba import njit
@@ -166,8 +166,7 @@ class _Gen:
 
     def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> tuple[str, list[str]]:
         """A separately compiled function for ``part``, called through xcall; returns its alias
-        and its parameters: the kernel's names it uses (a chunk lowers only the arguments it
-        needs, not all of a bundle kernel's hundred)."""
+        and its parameters (those of the kernel's names its body uses)."""
         outer, self.lines = self.lines, []
         _prologue(self, _tiles_in(part))
         self.stmts(part, 1, loops)

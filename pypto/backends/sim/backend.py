@@ -37,7 +37,7 @@ class _Compiled:
         names = gen.params
         self.block_slot = names.index("block_idx")
         self.err_slot, self.ev_slot = names.index("err"), names.index("ev")
-        self.space_slots = [(i, n[3:]) for i, n in enumerate(names) if n.startswith("sp_")]
+        self.space_slots = [(names.index(n), loc, st) for n, loc, st in gen.space_params]
 
 
 def _plan(k: Kernel, gen) -> list[tuple[str, int, int]]:
@@ -138,7 +138,11 @@ class SimBackend(Backend):
             self.stats.launches += 1
         # block 0 runs on this thread first: its call compiles (or loads) the kernel once
         try:
-            self._run_blocks(c, args, [0], ctx)
+            if c.seen:
+                self._run_blocks(c, args, [0], ctx)
+            else:
+                with C.gc_paused():
+                    self._run_blocks(c, args, [0], ctx)
         except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
             if not c.seen:
                 raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
@@ -179,8 +183,8 @@ class SimBackend(Backend):
         onchip = self.onchip.mine()
         rec = ctx.worker()
         args = list(shared)
-        for i, loc in c.space_slots:
-            args[i] = onchip.spaces[loc]
+        for i, loc, st in c.space_slots:
+            args[i] = onchip.typed(loc, st)
         args[c.err_slot], args[c.ev_slot] = rec.err, rec.events
         bi, spaces, fn = c.block_slot, c.gen.spaces, c.fn
         for blk in blocks:
@@ -201,17 +205,19 @@ class SimBackend(Backend):
             self.stats.launches += 1
         ctx = LaunchContext(name, self.options.events, self.options.strict)
         sites: list = []
-        for blk in range(grid):
-            ex = EagerExecutor(self.soc, name, gm, self.onchip.mine(), blk, grid, self.options,
-                               self.stats, ctx.worker(), sites)
-            try:
-                body(ex)
-            except PtoError as e:
-                if (blk > 0 or ex.stored) and e.note is None:
-                    e.noted(PARTIAL)
-                raise e.located(f"kernel {name}, block {blk}") from None
-        if self.options.events:
-            self.last_events, self.last_event_sites = ctx.events(), sites
+        try:
+            for blk in range(grid):
+                ex = EagerExecutor(self.soc, name, gm, self.onchip.mine(), blk, grid, self.options,
+                                   self.stats, ctx.worker(), sites)
+                try:
+                    body(ex)
+                except PtoError as e:
+                    if (blk > 0 or ex.stored) and e.note is None:
+                        e.noted(PARTIAL)
+                    raise e.located(f"kernel {name}, block {blk}") from None
+        finally:                      # a faulted launch keeps its events too, as in compiled mode
+            if self.options.events:
+                self.last_events, self.last_event_sites = ctx.events(), sites
 
     def close(self) -> None:
         super().close()

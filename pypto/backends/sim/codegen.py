@@ -1,7 +1,8 @@
 """Compiled mode: a whole traced Kernel becomes one Python function for numba to compile.
 
 The generated module calls the same numba functions the eager executor calls (the units'
-lowerings); a fault sets err[0] and the node's site id in err[7], and the function returns.
+lowerings). A fault sets err[0]; the guarded call that faulted records its node's site id in
+err[7], and every later call is skipped (lib/xcall.py), so the kernel is straight-line code.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from . import lowering as L
 
 _JIT_OPTIONS = 'cache=True, error_model="numpy", nogil=True'
 JIT = f"@njit({_JIT_OPTIONS})"
-# chunks are only ever called through xcall, so they need no Python or C entry point
+# chunks are only ever called through a guarded external call, so they need no Python or C entry point
 CHUNK_JIT = f"@njit({_JIT_OPTIONS}, no_cpython_wrapper=True, no_cfunc_wrapper=True)"
 HEADER = """\
 import numpy as np
@@ -27,7 +28,7 @@ from numba import njit
 from pypto.backends.sim.lib.ops import scalar_f16 as _sf16, scalar_bf16 as _sbf16
 from pypto.backends.sim.lib.ops import f16_to_f32 as _gf16, bf16_to_f32 as _gbf16
 from pypto.backends.sim.lib.context import record as _record
-from pypto.backends.sim.lib.xcall import xcall
+from pypto.backends.sim.lib.xcall import guarded, xcall
 """
 _PY_OPS = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%"}
 _SCALAR = {"f32": "np.float32({})", "f16": "_sf16(np.float64({}))", "bf16": "_sbf16(np.float64({}))"}
@@ -68,6 +69,12 @@ class Generated:
     sites: list[Stmt]                 # site id -> IR node
     shape_vars: list[tuple[int, int, str]]   # (tensor index, dim, param name)
     spaces: dict[str, int]            # location -> bytes to poison at each block start
+    space_params: list[tuple[str, str, str]]   # (param name, location, storage dtype name)
+
+
+def space_param(ty) -> str:
+    """The kernel parameter holding ty's space viewed as ty's storage type."""
+    return f"sp_{ty.loc}_{ty.dtype.storage.name}"
 
 
 class _Gen:
@@ -120,14 +127,23 @@ class _Gen:
         return len(self.sites) - 1
 
     def call(self, c: L.Call, node: Stmt, depth: int) -> None:
-        self.emit(f"{self.fn(c.fn)}({', '.join(self.arg(a) for a in c.args)})", depth)
-        self.emit("if err[0] != 0:", depth)
-        self.emit(f"    err[7] = {self.site(node)}", depth)
-        self.emit("    return", depth)
+        """A guarded call (lib/xcall.py): skipped after a fault, records its site on one. After a
+        run-time check the kernel returns at once: what follows it (a GM scalar read, a view at
+        a runtime address) is only safe once the check has passed."""
+        args = ", ".join(self.arg(a) for a in c.args)
+        self.emit(f"{self.fn(c.fn)}({expr(self.site(node))}, {args})", depth)
+        if c.fn.module == _CHECKS:
+            self.emit("if err[0] != 0:", depth)
+            self.emit("    return", depth)
 
-    def view(self, t: TileVar, addr: str, depth: int) -> None:
+    def view(self, t: TileVar, addr, depth: int) -> None:
+        """The tile's storage: a slice of its space's typed view (a kernel parameter), not an
+        ndarray.view, which numba lowers at a cost of its own in every function. Tile addresses
+        are aligned (placement, and checks.assign at run time), so they divide by the itemsize."""
         ty = t.type
-        self.emit(f"v_{t.id} = sp_{ty.loc}[{addr}:{addr} + {ty.nbytes}].view(np.{ty.dtype.storage.name})", depth)
+        isz = ty.dtype.storage.itemsize
+        lo = expr(addr // isz) if isinstance(addr, int) else f"({expr(addr)}) // {expr(isz)}"
+        self.emit(f"v_{t.id} = {space_param(ty)}[{lo}:{lo} + {expr(ty.nbytes // isz)}]", depth)
 
     def stmts(self, body: list[Stmt], depth: int, loops: tuple[str, ...] = ()) -> None:
         """Emit a statement list; a list longer than CHUNK becomes calls of chunk functions (at
@@ -135,9 +151,7 @@ class _Gen:
         if self.chunking and len(body) > CHUNK:
             for i in range(0, len(body), CHUNK):
                 name, used = self.chunk(body[i:i + CHUNK], loops)
-                self.emit(f"{name}({', '.join(used)})", depth)
-                self.emit("if err[0] != 0:", depth)
-                self.emit("    return", depth)
+                self.emit(f"{name}({expr(-1)}, {', '.join(used)})", depth)
             return
         start = len(self.lines)
         for s in body:
@@ -149,15 +163,18 @@ class _Gen:
                 self.call(c, s, depth)
             if isinstance(s, InstrNode) and self.events:
                 pipe = PIPES.index(s.pipe) if s.pipe in PIPES else -1
-                self.emit(f"_record(ev, {len(self.sites) - 1}, block_idx, {pipe}, np.int64(ev[0, 0]))", depth)
+                self.emit(f"_record(ev, {expr(len(self.sites) - 1)}, block_idx, {expr(pipe)}, "
+                          "np.int64(ev[0, 0]), err)", depth)
             if isinstance(s, SetValid):
                 self.emit(f"vv[{self.dyn[s.tile.id]}] = {expr(s.rows)}", depth)
                 self.emit(f"vv[{self.dyn[s.tile.id] + 1}] = {expr(s.cols)}", depth)
             elif isinstance(s, Assign):
-                self.view(s.tile, f"({expr(s.addr)})", depth)
+                self.view(s.tile, s.addr, depth)
             elif isinstance(s, For):
                 self.emit(f"for {s.var.name} in range({expr(s.start)}, {expr(s.stop)}, {expr(s.step)}):", depth)
                 self.stmts(s.body, depth + 1, loops + (s.var.name,))
+                self.emit("if err[0] != 0:", depth + 1)     # leave a faulted loop at once
+                self.emit("    return", depth + 1)
             elif isinstance(s, Sync):
                 self.emit(f"# {s.kind} {s.src} {s.dst} {s.event}: the simulator runs every pipe in "
                           "program order", depth)
@@ -165,7 +182,7 @@ class _Gen:
             self.emit("pass", depth)
 
     def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> tuple[str, list[str]]:
-        """A separately compiled function for ``part``, called through xcall; returns its alias
+        """A separately compiled function for ``part``, called like xcall; returns its alias
         and its parameters (those of the kernel's names its body uses)."""
         outer, self.lines = self.lines, []
         _prologue(self, _tiles_in(part))
@@ -173,13 +190,15 @@ class _Gen:
         n = len(self.chunks)
         body = "\n".join(_hoist(self.lines))
         names = set(_NAME.findall(body))
-        params = [p for p in self.params + ["vv"] + list(loops) if p in names]
+        params = [p for p in self.params + ["vv"] + list(loops) if p in names and p != "err"]
+        params.append("err")                     # last: guarded calls find the record there
         self.chunks.append(f"\n\n{CHUNK_JIT}\ndef _chunk{n}({', '.join(params)}):\n" + body +
-                           f"\n\n\n_xchunk{n} = xcall(_chunk{n})\n")
+                           f"\n\n\n_xchunk{n} = guarded(_chunk{n}, link=False)\n")
         self.lines = outer
         return f"_xchunk{n}", params
 
 
+_CHECKS = L.LIB + ".checks"
 CHUNK = 16       # top-level statements per separately compiled chunk of a long kernel
 _INT64 = re.compile(r"np\.int64\((-?\d+)\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -210,7 +229,7 @@ def _tiles_in(stmts: list[Stmt]) -> list[TileVar]:
 def _prologue(g: _Gen, tiles: list[TileVar]) -> None:
     for t in tiles:
         g.emit(f"lay_{t.id} = ({', '.join(f'np.int64({x})' for x in t.type.desc)})", 1)
-        g.view(t, repr(t.addr if isinstance(t.addr, int) else 0), 1)
+        g.view(t, t.addr if isinstance(t.addr, int) else 0, 1)
 
 
 def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
@@ -234,7 +253,9 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
         end = sp.capacity if t.manual and isinstance(t.addr, Expr) or t.addr is None and t.manual \
             else (t.addr or 0) + t.type.nbytes
         spaces[t.type.loc] = min(sp.capacity, max(spaces.get(t.type.loc, 0), end))
-    params += ["block_idx", "block_num"] + [f"sp_{loc}" for loc in sorted(spaces)] + ["err", "ev"]
+    typed = sorted({(t.type.loc, t.type.dtype.storage.name): t.type for t in k.tiles}.items())
+    space_params = [(space_param(ty), loc, st) for (loc, st), ty in typed]
+    params += ["block_idx", "block_num"] + [n for n, _, _ in space_params] + ["err", "ev"]
     for t in k.tiles:
         if t.dynamic:
             g.dyn[t.id] = 2 * len(g.dyn)
@@ -257,12 +278,12 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     imports = []
     for (m, n), alias in g.imports.items():
         via = long_kernel or getattr(getattr(sys.modules.get(m), n, None), "calls_xcall", False)
-        imports.append(f"from {m} import {n} as {alias}_impl\n{alias} = "
-                       + (f"xcall({alias}_impl)" if via else f"{alias}_impl"))
+        imports.append(f"from {m} import {n} as {alias}_impl\n"
+                       f"{alias} = guarded({alias}_impl, link={not via})")
     imports += g.chunks
     # no SoC in the text: where both SoCs lower a kernel alike, they share one compiled module
     src = module_source(f"kernel {k.name} ({k.source})", imports, params, body)
-    return Generated(src, params, g.sites, shape_vars, spaces)
+    return Generated(src, params, g.sites, shape_vars, spaces, space_params)
 
 
 __all__ = ["generate", "Generated", "module_source", "expr"]

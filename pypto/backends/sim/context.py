@@ -22,6 +22,16 @@ class OnChip:
     def __init__(self, soc, fill: int):
         self.fill = fill
         self.spaces = _Spaces(soc, fill)
+        self._typed: dict[tuple[str, str], np.ndarray] = {}
+
+    def typed(self, loc: str, storage: str) -> np.ndarray:
+        """Space ``loc`` viewed as elements of ``storage`` (compiled kernels slice tiles from it)."""
+        v = self._typed.get((loc, storage))
+        if v is None:
+            b = self.spaces[loc]
+            dt = np.dtype(storage)
+            v = self._typed[(loc, storage)] = b[:len(b) - len(b) % dt.itemsize].view(dt)
+        return v
 
     def poison(self, extents: dict[str, int]) -> None:
         for loc, n in extents.items():

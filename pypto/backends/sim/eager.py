@@ -196,7 +196,8 @@ class EagerExecutor(Builder):
     def _run(self, c: L.Call, node: Stmt) -> None:
         args = [v for a in c.args for v in self._args(a)]
         fn, _ = trampoline(c, len(args), self.cache_dir)
-        fn(*args)
+        with C.gc_paused():              # any call may compile a new specialisation
+            fn(*args)
         seen = _SEEN.setdefault(id(fn), {})
         if len(fn.overloads) != seen.get("n", 0):
             with _LOCK:
@@ -222,7 +223,7 @@ class EagerExecutor(Builder):
             if len(ev) > 1:                   # SimOptions(events=N): the same rows compiled code writes
                 self.sites.append(stmt)
                 pipe = PIPES.index(stmt.pipe) if stmt.pipe in PIPES else -1
-                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]))
+                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), self.rec.err)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
         elif isinstance(stmt, Assign):

@@ -8,7 +8,10 @@ from numba import njit
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def record(ev, site, block, pipe, seq):
+def record(ev, site, block, pipe, seq, err):
+    """Record one event; nothing after a fault (the faulted instruction and those skipped)."""
+    if err[0] != 0:
+        return
     n = ev[0, 0] + 1
     ev[0, 0] = n
     if n < ev.shape[0]:

@@ -21,9 +21,13 @@ import importlib
 import threading
 
 import llvmlite.binding as llvm
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
+from numba.np.arrayobj import make_array
+
+from ...errcodes import SITE
 
 _DONE: dict = {}
 _LOCK = threading.RLock()
@@ -64,25 +68,72 @@ class _Reload:
         return hash(self.key)
 
 
+def _resolve(typingctx, disp, args):
+    fnty = typingctx.resolve_value_type(disp)
+    found = typingctx.resolve_function_type(fnty, args, {})
+    if found is None:
+        raise TypingError(f"{disp.py_func.__qualname__} cannot take {args}")
+    return fnty, found
+
+
+def _external_call(context, builder, disp, name, sig, args, got):
+    """Call the exported entry point ``name`` of ``disp`` (and have a cached caller re-export it)."""
+    vals = [context.cast(builder, v, a, t) for v, a, t in zip(got, args, sig.args)]
+    fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    status, res = context.call_conv.call_function(builder, fn, sig.return_type, sig.args, vals)
+    with cgutils.if_unlikely(builder, status.is_error):
+        context.call_conv.return_status_propagate(builder, status)
+    context.active_code_library._reload_init.add(
+        _Reload(disp.py_func.__module__, disp.py_func.__qualname__, sig.args))
+    return res
+
+
 def xcall(disp):
     """An intrinsic calling the njit dispatcher ``disp`` through an external symbol."""
     @intrinsic(prefer_literal=True)
     def call(typingctx, *args):
-        found = typingctx.resolve_function_type(typingctx.resolve_value_type(disp), args, {})
-        if found is None:
-            raise TypingError(f"{disp.py_func.__qualname__} cannot take {args}")
+        _, found = _resolve(typingctx, disp, args)
         name, sig = _register(disp, found.args)
 
         def codegen(context, builder, _sig, llargs):
             got = cgutils.unpack_tuple(builder, llargs[0], len(args))
-            vals = [context.cast(builder, v, a, t) for v, a, t in zip(got, args, sig.args)]
-            fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
-            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-            status, res = context.call_conv.call_function(builder, fn, sig.return_type, sig.args, vals)
-            with cgutils.if_unlikely(builder, status.is_error):
-                context.call_conv.return_status_propagate(builder, status)
-            context.active_code_library._reload_init.add(
-                _Reload(disp.py_func.__module__, disp.py_func.__qualname__, sig.args))
-            return res
+            return _external_call(context, builder, disp, name, sig, args, got)
         return sig.return_type(types.StarArgTuple.from_types(args)), codegen
+    return call
+
+
+def guarded(disp, link: bool):
+    """A generated kernel's call of an implementation: ``call(site, *args)``, whose last argument
+    is the error record. The call is skipped while err[0] is set, and a fault it raises records
+    ``site`` in err[7] (a negative site records nothing). The test and the store are emitted as
+    LLVM IR, so a kernel is straight-line code for numba: typing and lowering a branch and a
+    return after every call cost more than the call itself. ``link`` links the callee into the
+    caller (LLVM may specialise it there); otherwise it is called like ``xcall``."""
+    @intrinsic(prefer_literal=True)      # literal flags (True/False) reach the callee as such:
+    def call(typingctx, site, *args):    # numba prunes the branches they rule out
+        fnty, found = _resolve(typingctx, disp, args)
+        if not link:
+            name, sig = _register(disp, found.args)
+        errty = args[-1]
+        if not (isinstance(errty, types.Array) and errty.dtype == types.int64 and errty.ndim == 1):
+            raise TypingError(f"{disp.py_func.__qualname__}: the last argument must be the error record")
+
+        def codegen(context, builder, _sig, llargs):
+            got = cgutils.unpack_tuple(builder, llargs[1], len(args))
+            ptr = make_array(errty)(context, builder, got[-1]).data
+            zero = ir.Constant(ptr.type.pointee, 0)
+            with builder.if_then(builder.icmp_signed("==", builder.load(ptr), zero), likely=True):
+                if link:
+                    vals = [context.cast(builder, v, a, t) for v, a, t in zip(got, args, found.args)]
+                    context.get_function(fnty, found)(builder, vals)
+                else:
+                    _external_call(context, builder, disp, name, sig, args, got)
+                where = context.cast(builder, llargs[0], site, types.int64)
+                failed = builder.icmp_signed("!=", builder.load(ptr), zero)
+                recorded = builder.and_(failed, builder.icmp_signed(">=", where, zero))
+                with builder.if_then(recorded, likely=False):
+                    builder.store(where, builder.gep(ptr, [ir.Constant(ir.IntType(64), SITE)]))
+            return context.get_dummy_value()
+        return types.none(site, types.StarArgTuple.from_types(args)), codegen
     return call

@@ -1,0 +1,64 @@
+"""After a fault nothing more runs: the first faulting instruction is the one reported, later
+instructions neither write nor leave events, and a loop stops at the faulting iteration. Compiled
+kernels get this from guarded calls (no branch after every call); eager mode raises at once."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import pypto
+from pypto import pto
+
+
+def _two_faults(x, z, r):
+    a = pto.Tile(pto.Vec, pto.float32, (8, 16), valid=pto.DYNAMIC)
+    d = pto.Tile(pto.Vec, pto.float32, (8, 16))
+    pto.TLOAD(d, x[0:8, 0:16])
+    a.set_valid(r, 16)
+    pto.TLOAD(a, x[0:r, 0:16])
+    pto.TADD(d, a, d)                    # FIRST: a has fewer valid rows than d
+    pto.TSTORE(z[0:8, 0:16], d)
+    pto.TADD(d, a, d)                    # SECOND
+
+
+def _faults_in_iteration(x, z, stop):
+    d = pto.Tile(pto.Vec, pto.float32, (8, 16))
+    for i in pto.range(0, 4):
+        pto.TLOAD(d, x[i * 8:i * 8 + 8, 0:16])
+        pto.TSTORE(z[i * 8:i * 8 + 8, 0:stop], d)    # LOOP: its view ends past z from i == 2
+
+
+def _line(fn, tag: str) -> int:
+    src, first = inspect.getsourcelines(fn)
+    return first + next(i for i, ln in enumerate(src) if tag in ln)
+
+
+@pytest.fixture(params=["compiled", "eager"])
+def session(request):
+    pypto.init(sim=pypto.SimOptions(mode=request.param, events=64))
+    yield pypto.runtime.current().backend
+    pypto.finalize()
+
+
+def test_first_fault_is_reported_and_nothing_after_it_runs(session):
+    x = pypto.Tensor(np.arange(128, dtype=np.float32).reshape(8, 16))
+    z = pypto.zeros((8, 16), pypto.float32)
+    with pytest.raises(pypto.errors.ValidRegionError) as ei:
+        pypto.kernel(_two_faults)(x, z, 5)
+    assert f"test_fault_skips.py:{_line(_two_faults, 'FIRST')}" in str(ei.value)
+    assert not z.numpy().any()                                 # the TSTORE after it never ran
+    names = [session.last_event_sites[s].name for s in session.last_events[:, 0]]
+    assert names == ["TLOAD", "TLOAD"]
+
+
+def test_a_loop_stops_at_the_faulting_iteration(session):
+    xh = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    x, z = pypto.Tensor(xh), pypto.zeros((16, 16), pypto.float32)
+    with pytest.raises(pypto.errors.GMBoundsError) as ei:
+        pypto.kernel(_faults_in_iteration)(x, z, 16)
+    assert f"test_fault_skips.py:{_line(_faults_in_iteration, 'LOOP')}" in str(ei.value)
+    np.testing.assert_array_equal(z.numpy(), xh[:16])         # iterations 0 and 1 stored
+    names = [session.last_event_sites[s].name for s in session.last_events[:, 0]]
+    assert names == ["TLOAD", "TSTORE"] * 2 + ["TLOAD"]

@@ -110,8 +110,8 @@ def guarded(disp, link: bool):
     LLVM IR, so a kernel is straight-line code for numba: typing and lowering a branch and a
     return after every call cost more than the call itself. ``link`` links the callee into the
     caller (LLVM may specialise it there); otherwise it is called like ``xcall``."""
-    @intrinsic(prefer_literal=True)      # literal flags (True/False) reach the callee as such:
-    def call(typingctx, site, *args):    # numba prunes the branches they rule out
+    @intrinsic(prefer_literal=False)     # flags reach the callee as bool, not Literal[bool]:
+    def call(typingctx, site, *args):    # one specialisation serves both values
         fnty, found = _resolve(typingctx, disp, args)
         if not link:
             name, sig = _register(disp, found.args)

@@ -138,11 +138,7 @@ class SimBackend(Backend):
             self.stats.launches += 1
         # block 0 runs on this thread first: its call compiles (or loads) the kernel once
         try:
-            if c.seen:
-                self._run_blocks(c, args, [0], ctx)
-            else:
-                with C.gc_paused():
-                    self._run_blocks(c, args, [0], ctx)
+            self._run_blocks(c, args, [0], ctx)
         except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
             if not c.seen:
                 raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "

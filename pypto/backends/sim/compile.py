@@ -5,7 +5,6 @@ Thread-safe: launches from several threads may ask for the same module at once.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -16,6 +15,7 @@ import tempfile
 import threading
 
 import numba
+from numba.core import event
 
 from ...errors import PtoError
 
@@ -89,28 +89,30 @@ def count_new_specialisations(fn, seen: dict, stats) -> None:
     seen["n"], seen["hits"] = n, hits
 
 
-_gc_depth = 0
-_gc_was_on = False
+class _GcPausedWhileCompiling(event.Listener):
+    """Python's cyclic collector off while numba compiles (any compile: kernels, chunks, eager
+    trampolines, implementations; nested compiles count once). A compile makes many short-lived
+    objects, and the collections they set off walk the whole heap: measured, a tenth of a
+    compile's time. What the compile left is collected as usual afterwards."""
 
+    def __init__(self) -> None:
+        self.depth, self.was_on = 0, False
 
-@contextlib.contextmanager
-def gc_paused():
-    """Python's cyclic collector off while numba compiles (nestable, any thread). A compile makes
-    many short-lived objects, and the collections they set off walk the whole heap: measured, a
-    tenth of a compile's time. What the compile left is collected as usual afterwards."""
-    global _gc_depth, _gc_was_on
-    with _LOCK:
-        if _gc_depth == 0:
-            _gc_was_on = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
+    def on_start(self, ev) -> None:
         with _LOCK:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_on:
+            if self.depth == 0:
+                self.was_on = gc.isenabled()
+                gc.disable()
+            self.depth += 1
+
+    def on_end(self, ev) -> None:
+        with _LOCK:
+            self.depth -= 1
+            if self.depth == 0 and self.was_on:
                 gc.enable()
+
+
+event.register("numba:compile", _GcPausedWhileCompiling())
 
 
 def load_module(source: str, cache_dir: str, prefix: str):

@@ -196,8 +196,7 @@ class EagerExecutor(Builder):
     def _run(self, c: L.Call, node: Stmt) -> None:
         args = [v for a in c.args for v in self._args(a)]
         fn, _ = trampoline(c, len(args), self.cache_dir)
-        with C.gc_paused():              # any call may compile a new specialisation
-            fn(*args)
+        fn(*args)
         seen = _SEEN.setdefault(id(fn), {})
         if len(fn.overloads) != seen.get("n", 0):
             with _LOCK:

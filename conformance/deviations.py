@@ -35,7 +35,8 @@ BF16 = "pto-isa's CPU backend compiled with g++ < 14 makes bfloat16_t an IEEE ha
 FP8 = "pto-isa's CPU backend has no float8 element types: a kernel with e4m3/e5m2 tiles does not compile"
 
 H_MINMAX, H_PAD, H_ROWSUM, H_CVT, H_BF16, H_FP8 = (
-    "NaN in TMAX/TMIN", "TLOAD padding", "TROWSUM order", "TCVT", "bfloat16 with g++ < 14", "float8 types")
+    "NaN in TMAX/TMIN", "TLOAD padding", "TROWSUM order", "TCVT", "bfloat16 with g++ < 14",
+    "float8, hifloat8 and float4 types")
 
 DEVIATIONS: tuple[Deviation, ...] = (
     # max/min with NaN inputs (pto-isa-semantics 5.9 n2)

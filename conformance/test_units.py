@@ -392,7 +392,8 @@ CVR, CVC = 6, 50                     # static valid region
 
 
 def legal_pairs(soc: str) -> list[tuple[str, str]]:
-    """(src, dst) pairs of pypto's ISA table on ``soc`` that have a host type (not hif8)."""
+    """(src, dst) pairs of pypto's ISA table on ``soc`` that have a numpy host type (not hif8:
+    conformance/test_hif8.py covers its pairs)."""
     return [(s, d) for d, s in pypto.isa.TABLE["TCVT"].dtypes_on(soc)
             if s in ref._BY_NAME and d in ref._BY_NAME]
 

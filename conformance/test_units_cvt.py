@@ -82,7 +82,8 @@ def test_cvt_property(soc):
 
 
 def test_cvt_table_matches_reference():
-    """The reference's pairs are pypto's table without hif8 (no host type: not covered here)."""
+    """The reference's pairs are pypto's table without hif8 (no numpy type; test_hif8.py has its
+    three a5 pairs)."""
     for soc_ in SOCS:
         assert sorted(legal_pairs(soc_)) == sorted(ref.CVT_LEGAL[soc_]), soc_
         hif8 = [p for p in pypto.isa.TABLE["TCVT"].dtypes_on(soc_) if "hif8" in p]

@@ -26,6 +26,7 @@ class DType:
     storage: Any       # numpy dtype of the raw bits inside the simulator
     cxx: str           # pto-isa C++ spelling
     lanes: int = 1     # values per element: 2 for the packed fp4 pairs (one byte, two values)
+    coded: bool = False  # host arrays hold the bit codes (uint8), not values: hif8 and fp4
 
     @property
     def is_float(self) -> bool:
@@ -56,8 +57,8 @@ class DType:
         return self.name
 
 
-def _d(name, short, size, kind, npt, storage, cxx, lanes=1):
-    return DType(name, short, size, kind, np.dtype(npt), np.dtype(storage), cxx, lanes)
+def _d(name, short, size, kind, npt, storage, cxx, lanes=1, coded=False):
+    return DType(name, short, size, kind, np.dtype(npt), np.dtype(storage), cxx, lanes, coded or lanes > 1)
 
 
 float16 = _d("float16", "f16", 2, "float", np.float16, np.uint16, "half")
@@ -73,6 +74,9 @@ int64 = _d("int64", "i64", 8, "int", np.int64, np.int64, "int64_t")
 uint64 = _d("uint64", "u64", 8, "uint", np.uint64, np.uint64, "uint64_t")
 float8_e4m3 = _d("float8_e4m3", "e4m3", 1, "float", ml_dtypes.float8_e4m3fn, np.uint8, "float8_e4m3_t")
 float8_e5m2 = _d("float8_e5m2", "e5m2", 1, "float", ml_dtypes.float8_e5m2, np.uint8, "float8_e5m2_t")
+# a5's HiFloat8 (no numpy type exists): host arrays hold the codes as uint8; hif8_encode /
+# hif8_decode convert values.
+hifloat8 = _d("hifloat8", "hif8", 1, "float", np.uint8, np.uint8, "hifloat8_t", coded=True)
 
 # a5's 4-bit floats, two per byte (low nibble first): an element is one byte holding a pair.
 # Host arrays hold the packed bytes as uint8 (pack_fp4 / unpack_fp4 convert values).
@@ -80,11 +84,11 @@ float4_e2m1x2 = _d("float4_e2m1x2", "fp4e2m1x2", 1, "float", np.uint8, np.uint8,
 float4_e1m2x2 = _d("float4_e1m2x2", "fp4e1m2x2", 1, "float", np.uint8, np.uint8, "float4_e1m2x2_t", 2)
 
 ALL: tuple[DType, ...] = (float16, bfloat16, float32, int8, uint8, int16, uint16, int32, uint32,
-                          int64, uint64, float8_e4m3, float8_e5m2, float4_e2m1x2, float4_e1m2x2)
+                          int64, uint64, float8_e4m3, float8_e5m2, hifloat8, float4_e2m1x2, float4_e1m2x2)
 PACKED: tuple[DType, ...] = tuple(d for d in ALL if d.lanes > 1)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {d.short: d for d in ALL}
 BY_NAME |= {"half": float16, "float": float32, "bf16": bfloat16, "fp16": float16, "fp32": float32}
-_BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL if d.lanes == 1}
+_BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL if not d.coded}
 
 LEGAL_NAMES = ", ".join(d.name for d in ALL)
 
@@ -184,3 +188,58 @@ def unpack_fp4(packed: Any, dtype: Any = "float4_e2m1x2") -> np.ndarray:
     out[..., 0::2] = table[b & 15]
     out[..., 1::2] = table[b >> 4]
     return out
+
+
+# -- HiFloat8 ---------------------------------------------------------------------------------
+# Sign bit, then a prefix-coded "dot" field giving the exponent width D, the exponent (D bits,
+# sign-magnitude with an implicit leading 1 in the magnitude), then the mantissa. Per class:
+# (first payload code, D, mantissa bits). Payloads 1..7 are the denormals 2**(p - 23); 0x00 is
+# the only zero, 0x80 the only NaN, 0x6F / 0xEF are +-inf, so the largest finite is 2**15.
+HIF8_CLASSES = ((0x60, 4, 1), (0x40, 3, 2), (0x20, 2, 3), (0x10, 1, 3), (0x08, 0, 3))
+HIF8_NAN, HIF8_INF, HIF8_MAX = 0x80, 0x6F, 0x6E
+
+
+def _hif8_payload_value(p: int) -> float:
+    if p == HIF8_INF:
+        return float("inf")
+    if p < 0x08:
+        return 0.0 if p == 0 else 2.0 ** (p - 23)
+    first, d, m = next(c for c in HIF8_CLASSES if p >= c[0])
+    field = (p >> m) & ((1 << d) - 1)
+    e = 0
+    if d:
+        mag = (1 << (d - 1)) | (field & ((1 << (d - 1)) - 1))
+        e = -mag if field >> (d - 1) else mag
+    return (1.0 + (p & ((1 << m) - 1)) / (1 << m)) * 2.0 ** e
+
+
+HIF8_VALUES = np.array([_hif8_payload_value(c & 0x7F) * (-1.0 if c & 0x80 else 1.0) for c in range(256)])
+HIF8_VALUES[HIF8_NAN] = np.nan
+_HIF8_POS = np.argsort(HIF8_VALUES[:0x80])            # the 128 positive codes by value (inf last)
+_HIF8_SLOTS = HIF8_VALUES[_HIF8_POS]
+_HIF8_SLOTS[-1] = 1.5 * 2.0 ** 15                      # inf's code sits where 1.5 * 2**15 would
+
+
+def hif8_decode(codes: Any) -> np.ndarray:
+    """HiFloat8 codes (uint8) -> their values as float32 (exact; 0x80 is NaN)."""
+    return HIF8_VALUES.astype(np.float32)[np.asarray(codes, np.uint8)]
+
+
+def hif8_encode(values: Any, saturate: bool = False) -> np.ndarray:
+    """Values -> the nearest HiFloat8 codes (uint8), ties away from zero as a5's TCVT rounds.
+
+    Without ``saturate``: magnitudes from 1.25 * 2**15 up and inf give +-inf, NaN gives 0x80; with
+    it they give +-2**15 and NaN gives 0 (what TCVT f32 -> hif8 stores on a5). -0 and magnitudes
+    below 2**-23 give 0x00.
+    """
+    v = np.asarray(values, np.float64)
+    mag = np.abs(v)
+    hi = np.clip(np.searchsorted(_HIF8_SLOTS, mag), 1, len(_HIF8_SLOTS) - 1)
+    with np.errstate(invalid="ignore"):
+        up = _HIF8_SLOTS[hi] - mag <= mag - _HIF8_SLOTS[hi - 1]
+    code = _HIF8_POS[np.where(up, hi, hi - 1)].astype(np.uint8)
+    if saturate:
+        code = np.where(code == HIF8_INF, HIF8_MAX, code).astype(np.uint8)
+    code = np.where((code != 0) & np.signbit(v), code | 0x80, code).astype(np.uint8)
+    nan = np.isnan(v)
+    return np.where(nan, 0 if saturate else HIF8_NAN, code).astype(np.uint8)

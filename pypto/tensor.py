@@ -120,26 +120,29 @@ def _from_objects(obj: np.ndarray, dtype: D.DType | None) -> tuple[np.ndarray, D
     return _c_order(_checked_cast(wide, dt)), dt
 
 
-def _packed_bytes(data: Any, dt: D.DType) -> np.ndarray:
-    """Data for a packed fp4 tensor: its bytes (two 4-bit values each), as uint8."""
+def _code_bytes(data: Any, dt: D.DType) -> np.ndarray:
+    """Data for a tensor whose host arrays hold codes (hif8, packed fp4): its bytes, as uint8."""
+    packed = dt.lanes > 1
+    helper = f"pypto.dtypes.pack_fp4(values, pypto.{dt.name})" if packed else "pypto.dtypes.hif8_encode(values)"
+    what = "packed bytes (uint8, two 4-bit values each)" if packed else "HiFloat8 codes (uint8)"
     try:
         arr = np.asarray(data)
     except (ValueError, TypeError, OverflowError) as e:
         raise ShapeError(f"pypto.Tensor: cannot make an array of {type(data).__name__}: {e}",
-                         rule=_DATA_RULE, fix="pass a numpy uint8 array of packed bytes") from None
+                         rule=_DATA_RULE, fix=f"pass a numpy uint8 array of {what}") from None
     if arr.dtype.kind not in "iu" or (arr.size and (int(arr.min()) < 0 or int(arr.max()) > 255)):
-        raise DTypeError(f"pypto.Tensor: {dt.name} data must be packed bytes (uint8, two 4-bit values "
-                         f"each), not {arr.dtype} values",
-                         rule=f"a {dt.name} element is one byte holding two fp4 values, low nibble first",
-                         fix=f"pack the values first: pypto.dtypes.pack_fp4(values, pypto.{dt.name})")
+        raise DTypeError(f"pypto.Tensor: {dt.name} data must be {what}, not {arr.dtype} values",
+                         rule=(f"a {dt.name} element is one byte holding two fp4 values, low nibble first"
+                               if packed else "numpy has no HiFloat8 type: host arrays hold the codes"),
+                         fix=f"encode the values first: {helper}")
     return _c_order(arr.astype(np.uint8))
 
 
 def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
     if isinstance(data, Tensor):
         data = data.numpy()
-    if dtype is not None and dtype.lanes > 1:
-        return _packed_bytes(data, dtype), dtype
+    if dtype is not None and dtype.coded:
+        return _code_bytes(data, dtype), dtype
     if isinstance(data, np.generic) and data.dtype in D._BY_NP:
         data = np.asarray(data)          # a numpy scalar of a PTO type keeps it, as arrays do
     if isinstance(data, np.ndarray) and data.dtype != object:

@@ -11,7 +11,8 @@ default CAST_NONE) and satMode (SaturationMode ON/OFF, default: the three-argume
 * Specials: NaN -> 0 for integer targets; +-inf -> the limits when clamping, 0 when wrapping (the
   NPU's test data). Clamping float targets: overflow and inf -> +-max finite, NaN -> 0.
 * a2a3 i32 -> f16 is a dequantising convert: nearest even, clamped to +-65504; a5 f32 -> fp8
-  always rounds to nearest even.
+  always rounds to nearest even, a5 f32/f16 -> hif8 always rounds half away from zero (ROUND_A),
+  saturating (no control bit): overflow and inf -> +-2**15, NaN -> 0.
 The numba element conversion is backends/sim/lib/convert.py; reference: conformance/reference.py
 ``cast``.
 """
@@ -72,8 +73,8 @@ def lower_tcvt(node, soc) -> list[L.Call]:
     for t in (src, dst):
         if t.type.dtype.short not in CODES:
             raise NotSimulatedError(f"TCVT with {t.type.dtype.name} is not simulated yet",
-                                    rule="the simulator converts f32, f16, bf16, fp8 (e4m3, e5m2) and "
-                                         "the integer types",
+                                    rule="the simulator converts f32, f16, bf16, fp8 (e4m3, e5m2), "
+                                         "hif8 and the integer types",
                                     fix="convert through float32")
     rmode, sat, noop = effective(node, soc)
     if noop:

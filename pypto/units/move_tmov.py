@@ -24,7 +24,7 @@ from ..ir.registry import Unit, register
 from .move_common import require_vec_pair
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
-ND2NZ_TYPES = ("f16", "bf16", "f32", "i32", "i8", "e4m3", "e5m2")   # a5 TMovToVecNd2Nz
+ND2NZ_TYPES = ("f16", "bf16", "f32", "i32", "i8", "e4m3", "e5m2", "hif8")   # a5 TMovToVecNd2Nz
 
 
 @njit(**_J)

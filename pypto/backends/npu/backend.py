@@ -24,8 +24,8 @@ from . import abi, build
 from .emit import core_kind, emit_with_sites
 
 
-# Element types a target's C++ library lacks (pto-isa's CPU backend has no float8 types).
-MISSING_TYPES = {"cpusim": ("e4m3", "e5m2")}
+# Element types a target's C++ library lacks (pto-isa's CPU backend has no 8- or 4-bit floats).
+MISSING_TYPES = {"cpusim": ("e4m3", "e5m2", "hif8", "fp4e2m1x2", "fp4e1m2x2")}
 
 
 def _check_types(kernel: Kernel, target_kind: str) -> None:
@@ -35,8 +35,9 @@ def _check_types(kernel: Kernel, target_kind: str) -> None:
     if bad:
         raise NotSimulatedError(
             f"kernel {kernel.name} uses {', '.join(bad)}, which pto-isa's CPU backend does not have",
-            rule="npu-cpusim builds with pto-isa's CPU headers, which define no float8 element types",
-            fix="run float8 kernels on the simulator (backend='sim') or on the NPU")
+            rule="npu-cpusim builds with pto-isa's CPU headers, which define no float8, hifloat8 or "
+                 "float4 element types",
+            fix="run such kernels on the simulator (backend='sim') or on the NPU")
 
 
 @dataclass

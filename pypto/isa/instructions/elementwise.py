@@ -269,6 +269,10 @@ INSTRUCTIONS = (
                  "CAST_ODD only works for f32->f16 (a2a3 falls back to the default, a5 leaves dst "
                  "unchanged); CAST_ROUND is ties away from zero; f32->f32 rounds to an integral value; "
                  "a5 f32->fp8 always rounds with RINT",
+                 "a5 f32->hif8 and f16->hif8 always round half away from zero (ROUND_A) and set no "
+                 "saturation bit: pypto saturates there (overflow and inf -> +-2**15, NaN -> 0); "
+                 "below 2**-22 the step is 2**-22; -0 and underflow give the one zero 0x00; "
+                 "hif8->f32 is exact, its NaN (0x80) gives 0x7FC00000 (pypto's choice)",
                  "a2a3 iterates the dst valid region; its non-saturating path uses hidden UB scratch",
                  "CPU sim never saturates, ignores rmode except for float->int, iterates the src "
                  "valid region and has no satMode overload",

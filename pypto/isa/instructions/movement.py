@@ -26,7 +26,7 @@ _FMATRIX = Param("fmatrixMode", "SetFmatrixMode",
 _CUBE_A2A3 = "i8 f16 bf16 f32"                                    # Mat -> Left/Right, same type
 _CUBE_A5 = _CUBE_A2A3 + " e4m3 e5m2 hif8 e8m0 e2m1x2 e1m2x2"
 _VEC = "i8 u8 i16 u16 i32 u32 f16 bf16 f32"                      # Vec -> Vec / Vec -> Mat
-_VEC_A5 = _VEC + " e4m3 e5m2"                                     # a5 adds the fp8 types
+_VEC_A5 = _VEC + " e4m3 e5m2 hif8"                                # a5 adds the 8-bit floats
 _ACC_A2A3 = "f32>f16 f32>bf16"                                    # Acc -> Mat, plain / relu
 _ACC_A5 = "f32>f16 f32>bf16 f32>f32 i32>i32"                      # Acc -> Mat/Vec, plain / relu
 _QUANT_A2A3 = "f32>i8 i32>i8 i32>u8 i32>f16 i32>i16"
@@ -152,7 +152,7 @@ INSTRUCTIONS = (
                  "a5 ND -> Nz over src's valid region: element (r, c) lands at ((c // c0) * V + r) * c0 "
                  "+ c % c0 with V = roundup(src.validRow, 16), plus one when dst holds (src.Rows + 1) * "
                  "src.Cols elements (the NPU's bank-conflict padding); this is dst's Nz layout when V "
-                 "equals dst.Rows; a5 ND -> Nz dtypes f16 bf16 f32 i32 i8 e4m3 e5m2",
+                 "equals dst.Rows; a5 ND -> Nz dtypes f16 bf16 f32 i32 i8 e4m3 e5m2 hif8",
                  "DN and other boxed Vec tiles have no NPU TMOV path (the NPU copies rows at the row "
                  "stride): a LayoutError; moves between other locations come with the matrix issue",
                  "Vec -> Vec dtypes are an assumption (any Vec type, same type)") + _ACC_NOTES),
@@ -169,7 +169,7 @@ INSTRUCTIONS = (
           (Operand("dst", role="out", locs=("Vec", "Mat")), Operand("src", locs=("Vec", "Mat"))),
           per_soc(_VEC, _VEC_A5), spec_ref="5.7, 5.9 n14",
           notes=("dst and src have equal Rows/Cols and one dtype; the pad value is dst's PadValue "
-                 "(not Null; the TLOAD pad table: float Min/Max -inf/+inf, i8 Min -1, fp8 0)",
+                 "(not Null; the TLOAD pad table: float Min/Max -inf/+inf, i8 Min -1, fp8 and hif8 0)",
                  "NPU (a2a3 and a5): rows r < src.validRow get dst[r, c] = src[r, c] for c < "
                  "src.validCol and the pad value for src.validCol <= c < dst.Cols; rows src.validRow "
                  "<= r < dst.validRow are padded across all dst.Cols; every other element keeps its "

@@ -15,7 +15,7 @@ Two layers:
              tiles.  Any integer type holding the source's bit pattern is also accepted (e.g. a
              ``uint32`` view of an f32 tile, or ``int64`` raw bits): only the low bits of the
              source's width are read.  ``float64`` is rejected at typing time.
-``src_code`` / ``dst_code``  element type codes ``F32 F16 BF16 E4M3 E5M2 I8 U8 I16 U16 I32 U32 I64``
+``src_code`` / ``dst_code``  element type codes ``F32 F16 BF16 E4M3 E5M2 HIF8 I8 U8 I16 U16 I32 U32 I64``
              (``CODES`` maps PTO short names to them).
 ``rmode``    ``CAST_NONE=0 CAST_RINT=1 CAST_ROUND=2 CAST_FLOOR=3 CAST_CEIL=4 CAST_TRUNC=5 CAST_ODD=6``
              (PTO's enum order).  ``resolve`` never returns ``CAST_NONE``; if it reaches ``cvt_bits``
@@ -28,7 +28,7 @@ returns      ``int64`` holding the destination's raw bits:
                ``0 .. 2**32-1`` for u32), so ``dst[k] = bits`` into the destination's storage array
                (int8/uint8/.../int64) stores exactly the right bits (numba truncates int64 to the
                array's width);
-             * f16 / bf16 / e4m3 / e5m2: the bit pattern (``0 .. 2**16-1`` / ``0 .. 255``), stored
+             * f16 / bf16 / e4m3 / e5m2 / hif8: the bit pattern (``0 .. 2**16-1`` / ``0 .. 255``), stored
                the same way into the uint16 / uint8 storage array;
              * f32: the IEEE bit pattern ``0 .. 2**32-1``; store it through a ``uint32`` view of the
                float32 storage array, or as ``bits_f32(bits)`` (re-exported here; ``cvt_f32`` does
@@ -60,18 +60,27 @@ ODD round to odd (truncate toward zero, then set the last mantissa bit if inexac
   ``sat`` has no effect there; nothing can overflow f32 except inf/NaN inputs, which stay.
 * NaN results keep the source's sign and its top payload bits and get the quiet bit set
   (e4m3: 0x7f | sign).  An f16/bf16/fp8 signalling NaN widened to f32 is quieted too.
+* HiFloat8 (pypto.dtypes.HIF8_CLASSES): hif8 -> f32 is exact, its NaN (0x80) gives 0x7FC00000.
+  To hif8: one rounding of the exact value to the nearest hif8 value with the mode (a5 always
+  asks for ROUND: ties away from zero), where each binade has its own mantissa width and
+  2**-22 .. 2**-16 are the denormals (below 2**-22 the step is 2**-22).  Overflow past 2**15 and
+  inf: +-2**15 with ``sat``, else +-inf (0x6F/0xEF) when the mode rounds away from zero; NaN gives
+  0 with ``sat``, else 0x80.  There is one zero: -0 and results rounding to 0 give 0x00.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit, types
 from numba.core import errors
 from numba.extending import overload
 
+from ....dtypes import HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
 from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
 
 __all__ = [
-    "F32", "F16", "BF16", "E4M3", "E5M2", "I8", "U8", "I16", "U16", "I32", "U32", "I64", "CODES",
+    "F32", "F16", "BF16", "E4M3", "E5M2", "HIF8", "I8", "U8", "I16", "U16", "I32", "U32", "I64", "CODES",
     "CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ODD",
     "RMODES", "SAT_WRAP", "SAT_CLAMP", "WRAP_BY_DEFAULT",
     "cvt_bits", "cvt_value", "cvt_f32", "bits_f32", "resolve",
@@ -86,10 +95,11 @@ _J = dict(cache=True, error_model="numpy", nogil=True)
 # Codes
 # ---------------------------------------------------------------------------
 
-F32, F16, BF16, E4M3, E5M2, I8, U8, I16, U16, I32, U32, I64 = range(12)
-CODES = {"f32": F32, "f16": F16, "bf16": BF16, "e4m3": E4M3, "e5m2": E5M2, "i8": I8, "u8": U8,
-         "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64}
-_FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2})
+F32, F16, BF16, E4M3, E5M2, HIF8, I8, U8, I16, U16, I32, U32, I64 = range(13)
+CODES = {"f32": F32, "f16": F16, "bf16": BF16, "e4m3": E4M3, "e5m2": E5M2, "hif8": HIF8, "i8": I8,
+         "u8": U8, "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64}
+_FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2, HIF8})
+_HIF8_F64 = HIF8_VALUES.copy()                  # a global array: numba freezes it as a constant
 
 CAST_NONE, CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD = range(7)
 RMODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ODD")
@@ -126,7 +136,7 @@ def _raw_impl(x):
 
 @njit(**_J)
 def _is_float(code):
-    return code <= E5M2
+    return code <= HIF8
 
 
 @njit(**_J)
@@ -184,6 +194,8 @@ def _load_float(raw, src):
         return np.float64(bf16_to_f32(raw & 0xFFFF))
     if src == E5M2:                                   # e5m2 is the top byte of an f16
         return np.float64(f16_to_f32((raw & 0xFF) << 8))
+    if src == HIF8:
+        return _HIF8_F64[raw & 0xFF]
     return _e4m3_to_f64(raw & 0xFF)
 
 
@@ -340,6 +352,69 @@ def _round_pack(neg, m, e, code, rmode, sat):
     return _encode(neg, r, q, p, bias, nbits)
 
 
+@njit(**_J)
+def _hif8_class(e):
+    """(first payload code, exponent bits D, mantissa bits) of the normal binade 2**e, |e| <= 15."""
+    a = abs(e)
+    if a == 0:
+        return 0x08, 0, 3
+    if a == 1:
+        return 0x10, 1, 3
+    if a <= 3:
+        return 0x20, 2, 3
+    if a <= 7:
+        return 0x40, 3, 2
+    return 0x60, 4, 1
+
+
+@njit(**_J)
+def _hif8_exact(val):
+    """Payload code of a positive value that hif8 represents exactly (<= 2**15)."""
+    m, ex = math.frexp(val)
+    e = ex - 1
+    if e < -15:
+        return np.int64(e + 23)                    # denormal 2**(p - 23)
+    first, d, mb = _hif8_class(e)
+    mant = np.int64(math.ldexp(m * 2.0 - 1.0, mb))
+    field = 0
+    if d > 0:
+        field = ((1 if e < 0 else 0) << (d - 1)) | (abs(e) - (1 << (d - 1)))
+    return np.int64(first | (field << mb) | mant)
+
+
+@njit(**_J)
+def _to_hif8(v, rmode, sat):
+    """Bits of the hif8 nearest (per rmode) to the float64 v; see the module docstring."""
+    if v != v:
+        return np.int64(0) if sat != 0 else np.int64(HIF8_NAN)
+    neg = v < 0
+    sign = np.int64(0x80) if neg else np.int64(0)
+    a = abs(v)
+    if a == np.inf:
+        return sign | (HIF8_MAX if sat != 0 else HIF8_INF)
+    if a == 0.0:
+        return np.int64(0)
+    m, ex = math.frexp(a)
+    e = ex - 1
+    if e > 15:
+        q = 15
+    elif e >= -15:
+        q = e - _hif8_class(e)[2]
+    else:
+        q = max(e, -22)                            # denormal binades carry no mantissa bits
+    r = _round_integral(-math.ldexp(a, -q) if neg else math.ldexp(a, -q), rmode)
+    val = math.ldexp(abs(r), q)
+    if val == 0.0:
+        return np.int64(0)
+    if val > 32768.0:
+        if sat != 0:
+            return sign | HIF8_MAX
+        to_inf = (rmode == CAST_NONE or rmode == CAST_RINT or rmode == CAST_ROUND
+                  or (rmode == CAST_CEIL and not neg) or (rmode == CAST_FLOOR and neg))
+        return sign | (HIF8_INF if to_inf else HIF8_MAX)
+    return sign | _hif8_exact(val)
+
+
 # ---------------------------------------------------------------------------
 # The conversions
 # ---------------------------------------------------------------------------
@@ -400,6 +475,8 @@ def _float_to_int(v, dst, rmode, sat):
 
 @njit(**_J)
 def _float_to_float(v, dst, rmode, sat):
+    if dst == HIF8:
+        return _to_hif8(v, rmode, sat)
     clamp = sat != 0 and dst != F32
     if v != v:
         return np.int64(0) if clamp else _nanbits(v, dst)
@@ -428,6 +505,8 @@ def _f32_to_f32(v, rmode):
 
 @njit(**_J)
 def _int_to_float(k, dst, rmode, sat):
+    if dst == HIF8:                                # no TCVT pair takes an int to hif8
+        return _to_hif8(np.float64(k), rmode, sat)
     neg = k < 0
     if k == _I64_MIN:
         return _round_pack(neg, np.int64(1) << 62, 1, dst, rmode, sat)
@@ -559,4 +638,7 @@ def resolve(soc, src: str, dst: str, rmode, sat=None) -> tuple[int, int, bool]:
     if name == "a5" and src == "f32" and dst in ("e4m3", "e5m2"):
         mode = CAST_RINT
         eff_sat = default                          # a5 sets no saturation bit for fp8 targets
+    if name == "a5" and dst == "hif8":
+        mode = CAST_ROUND                          # a5's vcvt to hif8 always rounds half away
+        eff_sat = default                          # and sets no saturation bit
     return mode, eff_sat, noop

@@ -86,3 +86,7 @@ def cvt_from_hif8(codes: np.ndarray) -> np.ndarray:
 def value_list() -> np.ndarray:
     """Every finite hif8 value (positive and negative), as float64."""
     return np.array([decode(c) for c in range(256) if np.isfinite(decode(c))])
+
+
+# no instruction of its own: these are TCVT's hif8 pairs (TCVT's entry is reference.cast)
+REFERENCE: dict = {}

@@ -290,6 +290,13 @@ def _bitlen(m):
 
 
 @njit(**_J)
+def _overflows_to_inf(rmode, neg):
+    """IEEE 754: an overflowing result is inf when the mode rounds away from zero there."""
+    return (rmode == CAST_NONE or rmode == CAST_RINT or rmode == CAST_ROUND
+            or (rmode == CAST_CEIL and not neg) or (rmode == CAST_FLOOR and neg))
+
+
+@njit(**_J)
 def _round_pack(neg, m, e, code, rmode, sat):
     """Bits of the destination float nearest (per rmode) to (-1)**neg * m * 2**e, 0 <= m < 2**63.
 
@@ -346,9 +353,7 @@ def _round_pack(neg, m, e, code, rmode, sat):
     if q > qmax or (q == qmax and r > rmax):
         if sat != 0 and code != F32:
             return _maxbits(neg, code)
-        to_inf = (rmode == CAST_NONE or rmode == CAST_RINT or rmode == CAST_ROUND
-                  or (rmode == CAST_CEIL and not neg) or (rmode == CAST_FLOOR and neg))
-        return _infbits(neg, code) if to_inf else _maxbits(neg, code)
+        return _infbits(neg, code) if _overflows_to_inf(rmode, neg) else _maxbits(neg, code)
     return _encode(neg, r, q, p, bias, nbits)
 
 
@@ -409,9 +414,7 @@ def _to_hif8(v, rmode, sat):
     if val > 32768.0:
         if sat != 0:
             return sign | HIF8_MAX
-        to_inf = (rmode == CAST_NONE or rmode == CAST_RINT or rmode == CAST_ROUND
-                  or (rmode == CAST_CEIL and not neg) or (rmode == CAST_FLOOR and neg))
-        return sign | (HIF8_INF if to_inf else HIF8_MAX)
+        return sign | (HIF8_INF if _overflows_to_inf(rmode, neg) else HIF8_MAX)
     return sign | _hif8_exact(val)
 
 

@@ -35,8 +35,7 @@ def _init_a5(pto_init, target) -> None:
 
 def _specials(src: str) -> np.ndarray:
     """Ties between neighbouring hif8 values, the binade edges, overflow, denormals, specials."""
-    vals = np.sort(np.abs(H.value_list()))
-    vals = np.unique(vals)
+    vals = np.unique(np.abs(H.value_list()))              # sorted
     mids = (vals[:-1] + vals[1:]) / 2
     edge = [0.0, -0.0, 2.0 ** -23, 2.0 ** -24, 1.5 * 2.0 ** -23, 1.25 * 2.0 ** 15, 1.2499 * 2.0 ** 15,
             3e4, 5e4, 1e9, np.inf, -np.inf, np.nan, 3.4e38]

@@ -76,7 +76,7 @@ from numba import njit, types
 from numba.core import errors
 from numba.extending import overload
 
-from ....dtypes import HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
+from ....dtypes import HIF8_CLASSES, HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
 from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
 
 __all__ = [
@@ -99,12 +99,17 @@ F32, F16, BF16, E4M3, E5M2, HIF8, I8, U8, I16, U16, I32, U32, I64 = range(13)
 CODES = {"f32": F32, "f16": F16, "bf16": BF16, "e4m3": E4M3, "e5m2": E5M2, "hif8": HIF8, "i8": I8,
          "u8": U8, "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64}
 _FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2, HIF8})
-_HIF8_F64 = HIF8_VALUES.copy()                  # a global array: numba freezes it as a constant
+# hif8's normal classes indexed by exponent width D (|e| < 2**D): (first payload, D, mantissa bits)
+_HIF8_BY_D = tuple(sorted(HIF8_CLASSES, key=lambda c: c[1]))
 
 CAST_NONE, CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD = range(7)
 RMODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ODD")
 
 SAT_WRAP, SAT_CLAMP = 0, 1
+
+# a5's vcvt to these destinations rounds one way whatever mode is asked (fp8: nearest even;
+# hif8: ROUND_A, half away from zero); the legal sources are f32 (and f16 for hif8).
+A5_FIXED_ROUND = {"e4m3": CAST_RINT, "e5m2": CAST_RINT, "hif8": CAST_ROUND}
 
 # The six (src, dst) pairs whose three-argument TCVT keeps the low bits (saturation OFF).
 WRAP_BY_DEFAULT = frozenset({("f16", "u8"), ("f16", "i8"), ("f32", "i16"), ("f16", "i16"),
@@ -195,7 +200,7 @@ def _load_float(raw, src):
     if src == E5M2:                                   # e5m2 is the top byte of an f16
         return np.float64(f16_to_f32((raw & 0xFF) << 8))
     if src == HIF8:
-        return _HIF8_F64[raw & 0xFF]
+        return HIF8_VALUES[raw & 0xFF]             # a global array: numba freezes it
     return _e4m3_to_f64(raw & 0xFF)
 
 
@@ -360,16 +365,7 @@ def _round_pack(neg, m, e, code, rmode, sat):
 @njit(**_J)
 def _hif8_class(e):
     """(first payload code, exponent bits D, mantissa bits) of the normal binade 2**e, |e| <= 15."""
-    a = abs(e)
-    if a == 0:
-        return 0x08, 0, 3
-    if a == 1:
-        return 0x10, 1, 3
-    if a <= 3:
-        return 0x20, 2, 3
-    if a <= 7:
-        return 0x40, 3, 2
-    return 0x60, 4, 1
+    return _HIF8_BY_D[0 if e == 0 else _bitlen(abs(e))]
 
 
 @njit(**_J)
@@ -638,10 +634,7 @@ def resolve(soc, src: str, dst: str, rmode, sat=None) -> tuple[int, int, bool]:
         mode = CAST_TRUNC if (name == "a2a3" and fsrc and not fdst) else CAST_RINT
     if name == "a2a3" and pair == ("i32", "f16"):
         mode, eff_sat = CAST_RINT, SAT_CLAMP       # dequantising convert: RNE, then +-65504
-    if name == "a5" and src == "f32" and dst in ("e4m3", "e5m2"):
-        mode = CAST_RINT
-        eff_sat = default                          # a5 sets no saturation bit for fp8 targets
-    if name == "a5" and dst == "hif8":
-        mode = CAST_ROUND                          # a5's vcvt to hif8 always rounds half away
-        eff_sat = default                          # and sets no saturation bit
+    if name == "a5" and dst in A5_FIXED_ROUND:
+        mode = A5_FIXED_ROUND[dst]
+        eff_sat = default                          # and no saturation bit is set for them
     return mode, eff_sat, noop

@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/throughput.py
 	$(PY) benchmarks/compile_time.py
 	$(PY) benchmarks/softmax.py
+	$(PY) benchmarks/gemm.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

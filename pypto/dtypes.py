@@ -243,3 +243,10 @@ def hif8_encode(values: Any, saturate: bool = False) -> np.ndarray:
     code = np.where((code != 0) & np.signbit(v), code | 0x80, code).astype(np.uint8)
     nan = np.isnan(v)
     return np.where(nan, 0 if saturate else HIF8_NAN, code).astype(np.uint8)
+
+
+def quant_scale(scale: float) -> int:
+    """The u64 quantisation word for the fixpipe (TSTORE/TMOV/TEXTRACT/TINSERT preQuantScalar, and
+    each element of a Scaling tile) that multiplies by ``scale``: the float32's bits in the low
+    32 bits (pypto's reading of the hardware-defined format; docs/isa-reference.md, TSTORE)."""
+    return int(np.array([scale], np.float32).view(np.uint32)[0])

@@ -61,7 +61,8 @@ class Insn:
     @property
     def signature(self) -> str:
         args = ", ".join(f"{s.name}: {'scalar' if s.kind == 'scalar' else 'tensor'}" for s in self._slots)
-        ps = "".join(f", {p.name}={self._params.get(p.name, p.default)!r}" for p in self._spec.params)
+        ps = "".join(f", {p.name}={self._params.get(p.name, p.default)!r}"
+                     for p in self._spec.params + self._form.params)
         return (f"{self.name}({args}{ps})  # {self._spec.summary}; {self.pto_name} opcode "
                 f"{self.insn_id:#06x}; dtypes on {self._session.soc.name}: {self._legal_text()}")
 
@@ -86,7 +87,14 @@ class Insn:
         """Set a mode parameter (e.g. rmode="CAST_RINT" for cast), as pto.<NAME>(..., name=value)."""
         if isinstance(value, np.generic):
             value = value.item()
-        check_params(self._spec.name, {name: value})
+        own = {p.name: p for p in self._form.params}
+        if name in own:
+            if own[name].values and value not in own[name].values:
+                raise OperandError(f"{self.name}: {name}={value!r}",
+                                   rule=f"{name} is one of {', '.join(map(repr, own[name].values))}",
+                                   fix=f"pass e.g. {name}={own[name].values[-1]!r}")
+        else:
+            check_params(self._spec.name, {name: value})
         self._params[name] = value
 
     # -- execution ------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_tutorial_kernel_text(sim):
     assert "Tile<TileType::Vec, float, 16, 104, BLayout::RowMajor, DYNAMIC, DYNAMIC> a(16, 104);" in src
     # the <<<>>> launch only where bisheng compiles; the CPU build loops over the blocks
     cpu, npu = src.split('extern "C"')[1].split("#else")
-    assert "<<<" not in cpu and "pypto_block_idx = b;" in cpu
+    assert "<<<" not in cpu and "pypto_block_idx = pypto_b;" in cpu
     assert "add_rows<<<blockDim, nullptr, stream>>>" in npu
     # the user's lines as comments
     assert "// kernel_add_rows.py:44: pto.TADD(a, a, b)" in src
@@ -119,6 +119,26 @@ def test_tutorial_kernel_snapshot(sim):
         snap.parent.mkdir(exist_ok=True)
         snap.write_text(src)
     assert src == snap.read_text()
+
+
+def test_host_entry_names_do_not_shadow_tensor_parameters(sim):
+    """Defect: the CPU host entry looped over blocks with a variable named ``b``, which hid a
+    tensor parameter named ``b`` (its pointer became the loop counter, and pto-isa's CPU backend
+    read GM at address 0). Every name the entry declares must differ from the parameters."""
+    def k_names(a, b, c, stream, blockDim):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 64))
+        pto.TLOAD(t, a[0:1, 0:64])
+        pto.TLOAD(t, b[0:1, 0:64])
+        pto.TSTORE(c[0:1, 0:64], t)
+    x = pypto.zeros((1, 64), pypto.float32)
+    src = emit_kernel(*traced(pypto.kernel(k_names), x, x, x, x, x))
+    entry = src[src.index('extern "C" void call_kernel'):]
+    params = re.search(r"call_kernel\(([^)]*)\)", entry).group(1)
+    names = [p.split()[-1].lstrip("*") for p in params.split(",")]
+    assert len(names) == len(set(names)), names
+    for loop_var in re.findall(r"for \(uint32_t (\w+) =", entry):
+        assert loop_var not in names, (loop_var, names)
+    assert "(__gm__ float *)b" in entry
 
 
 def test_kern_cpp_is_the_backend_text(sim):

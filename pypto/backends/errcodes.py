@@ -40,3 +40,4 @@ RANGE_OFFSET = 1   # TEXTRACT/TINSERT window offset
 RANGE_COUNT = 2    # a count operand (TMRGSORT lists, TSORT32 blocks, ...)
 RANGE_INDEX = 3    # a gather / scatter index (always checked: outside memory)
 RANGE_EXTENT = 4   # a runtime size an instruction writes (TTRANS: src valid cols/rows vs dst)
+RANGE_MKN = 5      # a cube operation's m, k or n (1 .. 4095)

@@ -113,7 +113,8 @@ UNDEFINED = {
 # by the instruction's unit, which owns the rule and its message)
 UNIT_RULES: dict = {}
 RANGES = {E.RANGE_OFFSET: "window offset", E.RANGE_COUNT: "count", E.RANGE_INDEX: "index",
-          E.RANGE_EXTENT: "extent"}
+          E.RANGE_EXTENT: "extent",
+          E.RANGE_MKN: "matrix size (m = a.validRow, k = a.validCol, n = b.validCol)"}
 
 
 def _undefined(name: str, d: list[int], node) -> PtoError:

@@ -52,8 +52,9 @@ class Builder:
         """``x[i, j]`` used as a scalar operand: a GmLoad (tracer) or the element's value (eager)."""
         raise NotImplementedError
 
-    def tile_numpy(self, tile: TileVar):
-        """Eager only: the tile's storage as a (rows, cols) numpy array."""
+    def tile_numpy(self, tile: TileVar, storage: bool = False):
+        """Eager only: the tile's contents as a (rows, cols) numpy array (storage=True: its
+        bytes in storage order, one flat array)."""
         raise NotImplementedError
 
     def finish(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .nodes import (Assign, ExprLike, GmView, InstrNode, SetValid, Stmt, TileVar, binop, gm_loads,
+from .nodes import (Assign, ExprLike, GmView, InstrNode, SetValid, Stmt, TileVar, gm_loads,
                     is_static)
 
 # check -> the meaning of its arguments (the fault record's details follow the same order)
@@ -73,23 +73,6 @@ def covers(node: InstrNode, soc) -> list[Guard]:
             for k, (o, x) in enumerate(zip(ops, node.operands)) if k and isinstance(x, TileVar) and o.role == "in"]
 
 
-def view_tile(node: InstrNode, soc) -> list[Guard]:
-    """TLOAD / TSTORE: the view's rows x cols as the tile sees them equal its valid region, and
-    the view's last element lies inside its tensor."""
-    t = next(x for x in node.operands if isinstance(x, TileVar))
-    v = next(x for x in node.operands if isinstance(x, GmView))
-    s = v.shape
-    if t.type.blayout == "RowMajor":
-        rows, cols = binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[3]), s[4]
-    else:
-        rows, cols = s[3], binop("*", binop("*", binop("*", s[0], s[1]), s[2]), s[4])
-    last: ExprLike = v.offset
-    for d, st in zip(s, v.strides):
-        last = binop("+", last, binop("*", binop("-", d, 1), st))
-    return [Guard("view_shape", (rows, cols, t.valid[0], t.valid[1])),
-            Guard("bound", (-1, last, binop("-", v.tensor.numel, 1)))]
-
-
 def same_rows(node: InstrNode, soc) -> list[Guard]:
     """Row reductions: src (operand 1) has as many valid rows as dst."""
     return [Guard("same_rows", (1, node.operands[1].valid[0], node.operands[0].valid[0]))]
@@ -108,4 +91,4 @@ def scalar(k: int, x: ExprLike, dtype) -> list[Guard]:
     return [Guard("float_scalar", (k, x, float(OVERFLOW[dtype.short])))]
 
 
-__all__ = ["Guard", "CHECKS", "of", "covers", "view_tile", "same_rows", "scalar"]
+__all__ = ["Guard", "CHECKS", "of", "covers", "same_rows", "scalar"]

@@ -27,6 +27,17 @@ CATEGORY_BASE = {
 UNBOXED = ("ND", "DN")
 LAYOUTS = ("ND", "DN", "Zz", "Nz", "Zn")
 
+# (BLayout, SLayout) of each layout name, and the C++ tile aliases of pto_tile.hpp (3.4):
+# alias -> (location, layout name, fractal); "left" is the SoC's own (SocProfile.left_layout).
+LAYOUT_ORDERS = {"ND": ("RowMajor", "NoneBox"), "DN": ("ColMajor", "NoneBox"),
+                 "Zz": ("RowMajor", "RowMajor"), "Nz": ("ColMajor", "RowMajor"),
+                 "Zn": ("RowMajor", "ColMajor"), "Nn": ("ColMajor", "ColMajor")}
+TILE_ALIASES = {"TileLeft": ("Left", "left", 512), "TileRight": ("Right", "Zn", 512),
+                "TileAcc": ("Acc", "Nz", 1024), "TileLeftScale": ("ScaleLeft", "Zz", 32),
+                "TileRightScale": ("ScaleRight", "Nn", 32), "TileBias": ("Bias", "ND", 512),
+                "TileScaling": ("Scaling", "ND", 512), "TileMatNz": ("Mat", "Nz", 512),
+                "TileMatZn": ("Mat", "Zn", 512)}
+
 # Which core kind a tile location belongs to: vector (AIV) or cube (AIC) side of an AI core.
 CORE_OF_LOC = {"Vec": "AIV", "Mat": "AIC", "Left": "AIC", "Right": "AIC", "Acc": "AIC",
                "Bias": "AIC", "Scaling": "AIC", "ScaleLeft": "AIC", "ScaleRight": "AIC"}

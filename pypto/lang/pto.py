@@ -12,7 +12,7 @@ from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
 from ..ir.nodes import ExprLike, GmView, binop as _binop, is_runtime
 from ..isa import TABLE as _TABLE
-from ..isa.schema import PIPES as _PIPES
+from ..isa.schema import LAYOUT_ORDERS as _LAYOUT_ORDERS, PIPES as _PIPES, TILE_ALIASES as _TILE_ALIASES
 from . import builder as _B
 from . import semantic as _S
 from .tile import GmTensor, Tile
@@ -57,6 +57,11 @@ def block_idx() -> ExprLike:
 def block_num() -> ExprLike:
     """The launch's block count (get_block_num)."""
     return _B.current("pto.block_num").block_num()
+
+
+def soc():
+    """The SoC profile the kernel is traced for (capacities, cores, layouts: pypto.isa.soc)."""
+    return _B.current("pto.soc").soc
 
 
 def min(a: ExprLike, b: ExprLike) -> ExprLike:  # noqa: A001
@@ -138,6 +143,25 @@ def TASSIGN(tile: Tile, addr: ExprLike) -> None:  # noqa: N802
                            rule="this version binds tiles; GM tensors are bound by the launch",
                            fix="pass a tile made with pto.Tile(...)")
     _S.assign(tile._tv, addr, _B.user_site())
+
+
+def _alias(alias: str):
+    loc, layout, fractal = _TILE_ALIASES[alias]
+
+    def make(dtype: Any, shape: tuple[int, int], valid: Any = None, pad: str = "Null") -> Tile:
+        lay = _B.current(f"pto.{alias}").soc.left_layout if layout == "left" else layout
+        blayout, slayout = _LAYOUT_ORDERS[lay]
+        return Tile(loc, dtype, shape, valid, blayout=blayout, slayout=slayout, fractal=fractal, pad=pad)
+
+    make.__name__ = make.__qualname__ = alias
+    where = "the SoC's own layout (Zz on a2a3, Nz on a5)" if layout == "left" else f"layout {layout}"
+    make.__doc__ = f"pto::{alias}: a {loc} tile in {where} with {fractal}-byte fractals."
+    return make
+
+
+for _alias_name in _TILE_ALIASES:
+    globals()[_alias_name] = _alias(_alias_name)
+del _alias_name
 
 
 def _make(name: str):

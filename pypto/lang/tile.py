@@ -67,8 +67,11 @@ class Tile:
                           fix="pass the tile itself and set its valid region (valid=... or "
                               "set_valid); to see a tile's contents use mode='eager' and .numpy()")
 
-    def numpy(self):
-        """Eager mode only: a copy of the tile's whole storage as a (rows, cols) numpy array."""
+    def numpy(self, storage: bool = False):
+        """Eager mode only: a copy of the tile's contents as a (rows, cols) numpy array, element
+        (r, c) at [r, c] whatever the layout; ``storage=True``: the elements in the order the
+        on-chip memory holds them (a flat array: Nz boxes, Zn boxes, ... as pto-isa-semantics
+        3.3 says)."""
         b = B.current("Tile.numpy")
         if not b.eager:
             from ..errors import TraceError
@@ -76,7 +79,7 @@ class Tile:
                              rule="compiled kernels are traced first; tile data exists only when run",
                              fix="run the kernel with mode='eager' (or PYPTO_SIM_MODE=eager) to "
                                  "inspect tiles with print()/breakpoint()")
-        return b.tile_numpy(self._tv)
+        return b.tile_numpy(self._tv, storage)
 
     def __repr__(self) -> str:
         b = B.active()

@@ -46,7 +46,8 @@ class Form:
     views(call) -> the shape each tensor operand is passed to the kernel as, by seed index;
     kernel(pto_name, params) -> the library kernel; blocks(call) -> its block count;
     example(dtype, to) -> arguments for ``pypto cpp --insn`` (pypto.empty tensors and scalars);
-    legal_text(call) -> the element types the signature lists."""
+    legal_text(call) -> the element types the signature lists; params: load_insn parameters of
+    the form itself (not of the instruction), e.g. matmul's relu epilogue."""
     name: str
     slots: tuple[Slot, ...]
     kernel: Callable[[str, tuple], Any]
@@ -55,6 +56,7 @@ class Form:
     blocks: Callable[[Call], int]
     example: Callable[[Any, Any], tuple]
     legal_text: Callable[[Call], str] | None = None
+    params: tuple = ()
 
 
 FORMS: dict[str, Form] = {}

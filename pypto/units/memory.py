@@ -1,5 +1,6 @@
 """5.5 GM <-> tile: TLOAD (MTE2), TSTORE (MTE3 from Vec/Mat, FIX from Acc; plain or atomic add),
-TPREFETCH, and the a5 SIMT gather/scatter MGATHER / MSCATTER.
+TSTORE_FP, TPREFETCH, and the a5 SIMT gather/scatter MGATHER / MSCATTER. Acc tiles leave through
+the fixpipe (units/fixpipe.py: conversion, ReLU, quantisation) to ND or NZ views.
 
 Layouts (pto-isa-semantics 4.2, the NPU's TLOAD/TSTORE code): a Vec tile moves between matching
 layouts only, on both SoCs: ND view <-> ND tile (rows of s4), DN view <-> DN tile (columns of s3),
@@ -30,6 +31,7 @@ from ..errors import DTypeError, LayoutError, NotSimulatedError, OperandError, S
 from ..ir.nodes import GmView, TileVar, binop, is_runtime, is_static
 from ..ir import guards as G
 from ..ir.registry import Unit, register
+from . import fixpipe as FX
 
 # The NPU's PadValue::Min / Max per element type, as values of the simulator's storage type
 # (3.6 and the addendum: i8 Min is -1, unsigned Min is 0, floats pad -inf/+inf). Zero pads 0;
@@ -54,6 +56,41 @@ def _operands(node) -> tuple[TileVar, GmView]:
     t = next(x for x in node.operands if isinstance(x, TileVar))
     v = next(x for x in node.operands if isinstance(x, GmView))
     return t, v
+
+
+def _acc_mode(node, t: TileVar, v: GmView) -> int:
+    """An Acc tile leaves through the fixpipe to an ND view (rows x cols as the tile) or an NZ one."""
+    if v.layout in ("ND", "NZ"):
+        return ROW if v.layout == "ND" else NZ
+    raise LayoutError(f"{node.name}: Acc tile {t.name} to a {v.layout} GM view",
+                      rule="the fixpipe writes ND or NZ GM layouts (pto-isa-semantics 4.4)",
+                      fix="store to an ND view (a slice of the tensor) or an NZ one")
+
+
+def _check_acc(node, soc, t: TileVar, v: GmView) -> None:
+    """TSTORE / TSTORE_FP from L0C: conversion pair, view layout, the fixpipe's size limits."""
+    scalar = node.operands[2] if node.name == "TSTORE" and len(node.operands) == 3 else None
+    fp = node.operands[2] if node.name == "TSTORE_FP" else None
+    quant = "vector" if fp is not None else ("scalar" if scalar is not None else "none")
+    if scalar is not None:
+        FX.check_scalar(node, scalar)
+    if node.params.get("atomic", "None") == "AtomicAdd":
+        raise NotSimulatedError(f"{node.name}(atomic='AtomicAdd') from Acc tile {t.name} is not "
+                                "simulated", rule="the simulator adds Vec tiles into GM",
+                                fix="store the Acc tile plainly, or add on a Vec tile")
+    FX.check_pair(node, soc, "gm", quant, t, v.tensor.dtype, f"tensor {v.tensor.name}")
+    mode = _acc_mode(node, t, v)
+    ty = t.type
+    if not 1 <= ty.cols <= 4095 or (mode == ROW and ty.rows > 8192) or \
+            (mode == NZ and (ty.rows > 65535 or ty.cols % 16)):
+        raise TileError(f"{node.name}: Acc tile {t.name} is {ty.rows} x {ty.cols}",
+                        rule="the fixpipe stores 1 <= Cols <= 4095, ND Rows <= 8192, NZ Rows <= 65535 "
+                             "with Cols % 16 == 0 (pto-isa-semantics 4.4)",
+                        fix="store a smaller accumulator")
+    rows, cols = view_extent(mode, v.shape)
+    for want, have in zip((rows, cols), t.valid):
+        if is_static(want) and is_static(have) and want != have:
+            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid, "ND")
 
 
 def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
@@ -117,7 +154,16 @@ def check_view(node, soc) -> None:
     t, v = _operands(node)
     ty, s = t.type, v.shape
     if ty.loc == "Acc":
-        return                       # the matrix path: refused when the kernel is lowered
+        return _check_acc(node, soc, t, v)
+    if ty.dtype is not v.tensor.dtype:
+        raise DTypeError(f"{node.name}: tile {t.name} is {ty.dtype.name} but tensor {v.tensor.name} "
+                         f"is {v.tensor.dtype.name}",
+                         rule=f"{node.name} of a {ty.loc} tile moves its own element type (only Acc "
+                              "tiles convert, in the fixpipe)", fix="convert with TCVT first")
+    if node.name == "TSTORE" and (len(node.operands) == 3 or FX.relu_of(node)):
+        raise OperandError(f"TSTORE: preQuantScalar / reluMode with a {ty.loc} tile {t.name}",
+                           rule="quantisation and ReLU on the way out are the fixpipe's (Acc tiles)",
+                           fix="apply them with TMULS / TRELU on the Vec tile first")
     mode = transfer_mode(node, soc)
     rows, cols = view_extent(mode, s)
     for want, have in zip((rows, cols), t.valid):
@@ -181,11 +227,10 @@ def check_view(node, soc) -> None:
 
 def view_guards(node, soc) -> list[G.Guard]:
     """The view's rows x cols as the tile sees them equal its valid region, and the view's last
-    element lies inside its tensor (G.view_tile, with the NZ mapping)."""
+    element lies inside its tensor (ROW / COL / NZ mapping; Acc tiles ROW or NZ)."""
     t, v = _operands(node)
-    if t.type.loc == "Acc":
-        return G.view_tile(node, soc)
-    rows, cols = view_extent(transfer_mode(node, soc), v.shape)
+    mode = _acc_mode(node, t, v) if t.type.loc == "Acc" else transfer_mode(node, soc)
+    rows, cols = view_extent(mode, v.shape)
     last = v.offset
     for d, st in zip(v.shape, v.strides):
         last = binop("+", last, binop("*", binop("-", d, 1), st))
@@ -193,12 +238,14 @@ def view_guards(node, soc) -> list[G.Guard]:
             G.Guard("bound", (-1, last, binop("-", v.tensor.numel, 1)))]
 
 
-def _acc(node) -> None:
-    t, _ = _operands(node)
-    if t.type.loc == "Acc":
-        raise NotSimulatedError(f"{node.name} of an Acc tile is not simulated yet",
-                                rule="the matrix path (L0C -> GM through the fixpipe) comes with the "
-                                     "matrix issue", fix="store Vec tiles")
+def lower_store_acc(node, soc) -> list[L.Call]:
+    """TSTORE / TSTORE_FP from an Acc tile: the fixpipe's conversion into the view."""
+    v, t = node.operands[:2]
+    extra = node.operands[2] if len(node.operands) == 3 else None
+    scalar, fp = (extra, None) if node.name == "TSTORE" else (None, extra)
+    conv = FX.args(t, v.tensor.dtype, FX.relu_of(node), scalar, fp)
+    args = L.view(v) + (L.tile(t), L.lit(_acc_mode(node, t, v))) + conv + (L.err(),)
+    return L.bounds(v) + [L.Call(L.lib("cube.store_acc"), args)]
 
 
 def lower_tload(node, soc) -> list[L.Call]:
@@ -221,8 +268,9 @@ _ADD_FN = {"f16": "memory.tstore_add_f16", "bf16": "memory.tstore_add_bf16"}
 
 
 def lower_tstore(node, soc) -> list[L.Call]:
-    v, t = node.operands
-    _acc(node)
+    v, t = node.operands[:2]
+    if t.type.loc == "Acc":
+        return lower_store_acc(node, soc)
     mode = transfer_mode(node, soc)
     args = L.view(v) + (L.tile(t), L.lit(mode), L.err())
     if node.params.get("atomic", "None") == "AtomicAdd":
@@ -237,8 +285,14 @@ def lower_tstore(node, soc) -> list[L.Call]:
 
 def emit_tstore(node, soc, cx) -> str:
     """TSTORE(gm, tile), or TSTORE<Tile, GlobalTensor, AtomicType::AtomicAdd>(gm, tile)."""
-    v, t = node.operands
+    v, t = node.operands[:2]
     gm, tile = cx.operand(v), cx.operand(t)
+    if FX.relu_of(node):
+        return (f"TSTORE<decltype({tile}), decltype({gm}), AtomicType::AtomicNone, "
+                f"ReluPreMode::NormalRelu>({gm}, {tile}"
+                + (f", (uint64_t)({cx.expr(node.operands[2])})" if len(node.operands) == 3 else "") + ");")
+    if len(node.operands) == 3:
+        return f"TSTORE({gm}, {tile}, (uint64_t)({cx.expr(node.operands[2])}));"
     if node.params.get("atomic", "None") == "None":
         return f"TSTORE({gm}, {tile});"
     return (f"TSTORE<decltype({tile}), decltype({gm}), AtomicType::{node.params['atomic']}>"
@@ -306,6 +360,8 @@ def lower_mscatter(node, soc) -> list[L.Call]:
 
 register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=E.call("TLOAD"), guards=view_guards))
 register(Unit("TSTORE", check=check_view, sim=lower_tstore, emit=emit_tstore, guards=view_guards))
+register(Unit("TSTORE_FP", check=check_view, sim=lower_store_acc, emit=E.call("TSTORE_FP"),
+              guards=view_guards))
 register(Unit("TPREFETCH", sim=lower_tprefetch, emit=E.call("TPREFETCH")))
 register(Unit("MGATHER", check=check_gather, sim=lower_mgather, seed="gather", emit=E.call("MGATHER")))
 register(Unit("MSCATTER", check=check_gather, sim=lower_mscatter, seed="scatter", emit=E.call("MSCATTER")))

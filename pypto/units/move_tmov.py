@@ -9,7 +9,7 @@
   dst holds (src.Rows + 1) * src.Cols elements (never, with equal shapes): dst's Nz layout when V
   equals dst.Rows, the NPU's own placement otherwise.
 * DN and other boxed tiles: no NPU path (the NPU copies rows at the row stride): a LayoutError.
-Other location pairs come with the matrix issue. Reference: conformance/ref_memory.py ``tmov``.
+Other location pairs are the cube's (units/cube_move.py). Reference: conformance/ref_memory.py ``tmov``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError, LayoutError, TileShapeError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
-from .move_common import require_vec_pair
+from . import cube_move
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 ND2NZ_TYPES = ("f16", "bf16", "f32", "i32", "i8", "e4m3", "e5m2", "hif8")   # a5 TMovToVecNd2Nz
@@ -86,11 +86,14 @@ def check_tmov(node, soc) -> None:
     dst, src = node.operands[:2]
     if (dst.type.loc, src.type.loc) == ("Vec", "Vec"):
         _kind(node, soc)
+    else:
+        cube_move.check(node, soc)
 
 
 def lower_tmov(node, soc) -> list[L.Call]:
     dst, src = node.operands[:2]
-    require_vec_pair(node, dst, src)
+    if (dst.type.loc, src.type.loc) != ("Vec", "Vec"):
+        return cube_move.lower(node, soc)
     c0 = 32 // dst.type.dtype.itemsize
     if _kind(node, soc) == "nd2nz":
         extra = int(dst.type.numel >= (src.type.rows + 1) * src.type.cols)

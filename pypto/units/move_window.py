@@ -7,7 +7,7 @@ it as the ISA text says, for ND or DN tiles of one dtype:
 * TINSERT: dst[r0 + i, c0 + j] = src[i, j] over src's valid region, inside dst's valid region.
 Offsets are scalar operands (runtime values allowed); a window outside is an IndexRangeError, at
 trace time when everything is static, else at run time (RANGE fault, nothing written).
-The other location pairs (Mat -> Left/Right, Acc -> Mat, ...) come with the matrix issue.
+The other location pairs (Mat -> Left/Right, Acc -> Mat, ...) are the cube's (units/cube_move.py).
 Reference: conformance/ref_memory.py ``textract`` / ``tinsert``.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError, IndexRangeError, OperandError
 from ..ir.nodes import Expr, TileVar, is_runtime
 from ..ir.registry import Unit, register
-from .move_common import require_vec_pair
+from . import cube_move
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -57,9 +57,11 @@ def _offsets(node) -> tuple:
 
 def check_window(node, soc) -> None:
     dst, src = node.operands[:2]
-    if not (isinstance(dst, TileVar) and isinstance(src, TileVar)) or \
-            (dst.type.loc, src.type.loc) != ("Vec", "Vec"):
-        return                          # other pairs: the matrix path, refused when lowered
+    if not (isinstance(dst, TileVar) and isinstance(src, TileVar)):
+        return
+    if (dst.type.loc, src.type.loc) != ("Vec", "Vec"):
+        cube_move.check(node, soc)
+        return
     if node.name == "TINSERT" and len(node.operands) == 5:
         raise OperandError("TINSERT: a preQuantScalar between Vec tiles",
                            rule="the quant overload of TINSERT is Acc -> Mat only",
@@ -89,7 +91,8 @@ def check_window(node, soc) -> None:
 
 def lower_window(node, soc) -> list[L.Call]:
     dst, src = node.operands[:2]
-    require_vec_pair(node, dst, src)
+    if (dst.type.loc, src.type.loc) != ("Vec", "Vec"):
+        return cube_move.lower(node, soc)
     r0, c0 = _offsets(node)
     fn = "textract" if node.name == "TEXTRACT" else "tinsert"
     return [L.Call(L.Fn(__name__, fn), (L.tile(dst), L.tile(src), ("int", r0), ("int", c0), L.err()))]
@@ -97,8 +100,10 @@ def lower_window(node, soc) -> list[L.Call]:
 
 def emit_window(node, soc, cx) -> str:
     """TEXTRACT(dst, src, indexRow, indexCol) / TINSERT(...), offsets as uint16_t."""
-    dst, src = node.operands[:2]
-    r0, c0 = _offsets(node)
+    dst, src, scalar, _, r0, c0 = cube_move.split(node)
+    if scalar is not None:
+        return (f"{node.name}({cx.operand(dst)}, {cx.operand(src)}, (uint64_t)({cx.expr(scalar)}), "
+                f"(uint16_t)({cx.expr(r0)}), (uint16_t)({cx.expr(c0)}));")
     return (f"{node.name}({cx.operand(dst)}, {cx.operand(src)}, (uint16_t)({cx.expr(r0)}), "
             f"(uint16_t)({cx.expr(c0)}));")
 

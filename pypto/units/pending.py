@@ -14,8 +14,7 @@ registry.PENDING.update({
     "complex": "the rest of the vector ISA comes with the vector-ISA issue (issue 7)",
     "memory": "GM gather/scatter, prefetch and quantising stores come with the vector-ISA and "
               "matrix issues (issues 7 and 8)",
-    "matmul": "the matrix (cube) path comes with the matrix issue (issue 8)",
-    "movement": "moves between memory spaces and fractal layouts come with the matrix issue (issue 8)",
+    "movement": "TIMG2COL (img2col of a ConvTile) is not built yet",
     "sync": "img2col and compute-mode state come with the matrix issue (issue 8)",
     "comm": "communication between devices comes with the many-devices issue (issue 14)",
     "intrinsic": "tile FIFOs between cube and vector cores, dequantise and pack come with the "

@@ -129,8 +129,8 @@ extern "C" void call_kernel(uint32_t blockDim, void *stream, uint8_t *x, uint8_t
 {
 #if defined(__CPU_SIM)
     (void)stream;
-    for (uint32_t b = 0; b < blockDim; ++b) {
-        pypto_block_idx = b;
+    for (uint32_t pypto_b = 0; pypto_b < blockDim; ++pypto_b) {
+        pypto_block_idx = pypto_b;
         pypto_block_num = blockDim;
         add_rows((__gm__ float *)x, (__gm__ float *)y, (__gm__ float *)z, (__gm__ int64_t *)pypto_errs);
     }

@@ -19,6 +19,7 @@ from ...ir import passes
 from ...ir.nodes import Kernel, TensorParam
 from ..base import Backend, BufferArg, DeviceBuffer, Program
 from . import codegen
+from .blas import share_cores
 from . import compile as C
 from .context import LaunchContext, OnChipPool
 from .eager import EagerExecutor
@@ -169,6 +170,7 @@ class SimBackend(Backend):
             return
         with self._lock:
             if self._pool is None:
+                share_cores(self.options.threads)
                 self._pool = ThreadPoolExecutor(self.options.threads, thread_name_prefix="pypto-sim")
             pool = self._pool
         for f in [pool.submit(run, rest[w::workers]) for w in range(workers)]:

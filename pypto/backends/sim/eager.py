@@ -228,10 +228,12 @@ class EagerExecutor(Builder):
         elif isinstance(stmt, Assign):
             self._cover(stmt.tile)
 
-    def tile_numpy(self, t: TileVar) -> np.ndarray:
+    def tile_numpy(self, t: TileVar, storage: bool = False) -> np.ndarray:
         self.placement.ensure(t, None)
         ty = t.type
         flat = self.view(t).view(ty.dtype.np)
+        if storage:
+            return flat.copy()
         r, c = np.meshgrid(np.arange(ty.rows), np.arange(ty.cols), indexing="ij")
         ir_, ic, brs, bcs, irs, ics = ty.desc
         idx = (r // ir_) * brs + (c // ic) * bcs + (r % ir_) * irs + (c % ic) * ics

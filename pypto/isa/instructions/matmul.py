@@ -58,12 +58,13 @@ _MX_NOTES = _COMMON + (
 
 INSTRUCTIONS = (
     Instr("TMATMUL", 0x1401, "matmul", "c = a @ b (accumulator starts at 0)", (_C, _A, _B), _MM,
-          pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 6.4", notes=_MATMUL_NOTES),
+          pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 6.4", notes=_MATMUL_NOTES,
+          seed="matmul"),
     Instr("TMATMUL_ACC", 0x1402, "matmul", "cOut += a @ b", (_COUT, _CIN, _A, _B), _MM_ACC,
           pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 5.9 n11, 6.4",
           notes=_ACC_NOTES + _MATMUL_NOTES),
     Instr("TMATMUL_BIAS", 0x1403, "matmul", "c = a @ b + bias[0, j]", (_C, _A, _B, _BIAS),
-          _MM_BIAS, pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 6.4",
+          _MM_BIAS, pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 6.4", seed="matmulbias",
           notes=("bias: a Bias tile with Rows == 1 and C's dtype; the NPU seeds the accumulator "
                  "with it, the CPU sim adds it afterwards",) + _MATMUL_NOTES),
     Instr("TMATMUL_MX", 0x1404, "matmul", "c = (a scaled by aScale) @ (b scaled by bScale) [+ bias]",

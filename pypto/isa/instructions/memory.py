@@ -14,6 +14,10 @@ _RELU = Param("reluMode", "ReluPreMode", ("NoRelu", "NormalRelu"), "NoRelu")
 # Acc -> GM with per-channel (vector) quantisation: (gm, acc, fp) dtypes.
 _STORE_FP = (("i8", "f32", "u64"), ("u8", "f32", "u64"), ("i8", "i32", "u64"),
              ("u8", "i32", "u64"), ("f16", "i32", "u64"), ("i16", "i32", "u64"))
+# Acc -> GM conversions of TSTORE, plain and scalar-quantised: (gm, acc, preQuantScalar) dtypes.
+_STORE_ACC = tuple((g, a, None) for a, g in (
+    ("f32", "f32"), ("f32", "f16"), ("f32", "bf16"), ("i32", "i32"), ("f32", "i8"), ("f32", "u8"),
+    ("i32", "i8"), ("i32", "u8"), ("i32", "f16"), ("i32", "i16")))
 _GATHER_T = ("u8", "i8", "i16", "u16", "i32", "u32", "f16", "bf16", "f32", "e4m3", "e5m2")
 
 INSTRUCTIONS = (
@@ -56,11 +60,14 @@ INSTRUCTIONS = (
                  "stale or poisoned contents instead of working by luck",
                  "CPU sim copies gm[r * Cols + c] over the valid region, ignoring the GM strides")),
     Instr("TSTORE", 0x1303, "memory", "gm = src[valid] (DMA tile -> GM)",
-          (Operand("dst", kind="gm", role="out", locs=()),
-           Operand("src", locs={"a2a3": ("Vec", "Mat", "Acc"), "a5": ("Vec", "Acc")})),
-          _LOAD_TYPES, domain="src", spec_ref="4.4",
+          (Operand("dst", kind="gm", role="out", locs=(), group=None),
+           Operand("src", locs={"a2a3": ("Vec", "Mat", "Acc"), "a5": ("Vec", "Acc")}, group=None),
+           Operand("preQuantScalar", kind="scalar", locs=(), group=None, optional=True)),
+          {soc: tuple(dict.fromkeys(tuple((t, t, None) for t in types) + _STORE_ACC))
+           for soc, types in _LOAD_TYPES.items()},
+          domain="src", spec_ref="4.4",
           pipe=PipeRule(("src",), {("Vec",): "MTE3", ("Mat",): "MTE3", ("Acc",): "FIX"}),
-          params=(Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None"),),
+          params=(_ATOMIC, _RELU),
           notes=("pipe: MTE3 from Vec (and Mat, a2a3 only); FIX from Acc",
                  "a Mat source is legal on a2a3 only (semantics 4.4)",
                  "layouts and view shapes as TLOAD (the source's valid region is the transfer size)",
@@ -70,9 +77,15 @@ INSTRUCTIONS = (
                  "atomic add, pypto's choice: integers wrap modulo 2^w; f32 is one IEEE f32 addition; "
                  "f16 and bf16 are the exact sum rounded once to nearest even (no f32 intermediate); "
                  "overflow gives +-inf, a NaN operand gives a NaN (payload open)",
-                 "Acc sources convert on the way out: f32->f32/f16/bf16, i32->i32, plus scalar "
-                 "quant overloads (preQuantScalar) and ReLU; none of these build in the CPU sim",
-                 "Acc source: 1 <= Cols <= 4095; ND Rows <= 8192, NZ Rows <= 65535 and Cols % 16 == 0")),
+                 "Vec and Mat sources store their own dtype; Acc sources convert on the way out "
+                 "(the fixpipe): f32->f32/f16/bf16, i32->i32, and with preQuantScalar f32->i8/u8/f16/"
+                 "bf16, i32->i8/u8/f16/i16; reluMode=NormalRelu applies ReLU first; none of these "
+                 "build in the CPU sim",
+                 "quantisation, pypto's reading of the hardware-defined arithmetic: the scale is the "
+                 "f32 in the low 32 bits of preQuantScalar (pypto.quant_scale(x) builds it); value * "
+                 "scale rounds to nearest even, integer destinations saturate",
+                 "Acc source: an ND (rows x cols as the tile) or NZ GM view; 1 <= Cols <= 4095; ND "
+                 "Rows <= 8192, NZ Rows <= 65535 and Cols % 16 == 0")),
     Instr("TSTORE_FP", 0x1304, "memory",
           "gm = quantise(src[valid]) with per-channel parameters from the fp Scaling tile",
           (Operand("dst", kind="gm", role="out", locs=(), group=None),

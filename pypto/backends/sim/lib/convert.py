@@ -638,3 +638,24 @@ def resolve(soc, src: str, dst: str, rmode, sat=None) -> tuple[int, int, bool]:
         mode = A5_FIXED_ROUND[dst]
         eff_sat = default                          # and no saturation bit is set for them
     return mode, eff_sat, noop
+
+
+@njit(**_J)
+def encode(v, dst, rmode, sat):
+    """A float64 value -> dst's raw bits as int64 (the fixpipe's conversion when data leaves L0C:
+    the value was already computed exactly, so there is no source format to decode)."""
+    if _is_float(dst):
+        if dst == F32:
+            return np.int64(f32_bits(np.float32(v)))      # nearest even (inf beyond the range)
+        return _float_to_float(v, dst, rmode, sat)
+    return _float_to_int(v, dst, rmode, sat)
+
+
+@njit(**_J)
+def decode(x, src):
+    """A raw stored element of type code src -> its exact value as float64."""
+    raw = _raw(x)
+    if _is_float(src):
+        return _load_float(raw, src)
+    sbits, ssigned = _int_info(src)
+    return np.float64(_wrap(raw, sbits, ssigned))

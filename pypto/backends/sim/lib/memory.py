@@ -21,7 +21,7 @@ from numba.extending import intrinsic
 from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
-from .layout import offset, row_dense
+from .layout import offset, parts, row_dense
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -82,6 +82,9 @@ def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2,
     """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM.
     Inlined, so each caller's constant direction prunes the other branch."""
     dense = mode == ROW and row_dense(lay) and t4 == 1
+    if mode != NZ and not dense:
+        _transfer_boxed(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+        return
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
@@ -101,6 +104,30 @@ def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2,
                             tile[t] = gm[g + i4 * t4]
                         else:
                             gm[g + i4 * t4] = tile[t]
+
+
+@njit(inline="always", **_J)
+def _transfer_boxed(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
+    """ROW / COL moves through the layout's separable row and column parts (no division per
+    element): the boxed tiles of the matrix path and ND/DN tiles with strided views."""
+    rows, cols = _extent(mode, s0, s1, s2, s3, s4)
+    ro, co = parts(lay, 0, rows, 0, cols)
+    for i0 in range(s0):
+        for i1 in range(s1):
+            for i2 in range(s2):
+                outer = (i0 * s1 + i1) * s2 + i2
+                g0 = off + i0 * t0 + i1 * t1 + i2 * t2
+                for i3 in range(s3):
+                    for i4 in range(s4):
+                        if mode == ROW:
+                            t = ro[outer * s3 + i3] + co[i4]
+                        else:
+                            t = ro[i3] + co[outer * s4 + i4]
+                        g = g0 + i3 * t3 + i4 * t4
+                        if to_tile:
+                            tile[t] = gm[g]
+                        else:
+                            gm[g] = tile[t]
 
 
 @njit(**_J)

@@ -1,0 +1,128 @@
+"""Numpy reference of the matrix (cube) path (pto-isa-semantics 3.3, 3.4, 4.4, 6), following the
+NPU. Imports nothing of pypto (numpy and ml_dtypes only).
+
+* Storage order of the boxed layouts (``storage_offset``, the 3.3 table written out): inner boxes
+  of 16 x c0 (SLayout RowMajor), c0 x 16 (ColMajor) or 16 x 16 (1024-byte Acc fractals).
+* TMATMUL family (``matmul``): C[i, j] = sum_k A[i, k] B[k, j] for i < m, j < n, summed exactly
+  (float64 for floats; Python ints for i8, the result wrapped to i32); TMATMUL_ACC adds the old
+  C, TMATMUL_BIAS adds bias[j]; a2a3 with m == 1 (not TGEMV) writes 16 rows.
+* The fixpipe (``fixpipe``): ReLU, then value * scale, then the destination type: integers round
+  half to even and saturate; floats round to nearest even (IEEE; f16 via numpy, bf16 via
+  ml_dtypes from the f32 accumulator).
+* Tolerance of a float accumulation (``tolerance``): |C - ref| <= 2 k eps32 sum_k |A B| + tiny.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+_FRACTAL_ROWS = 16
+
+
+def inner_box(layout: str, itemsize: int, fractal: int = 512) -> tuple[int, int]:
+    """(InnerRows, InnerCols) of a layout (3.1)."""
+    c0 = 32 // itemsize
+    if layout in ("ND", "DN"):
+        return 1, 1
+    if fractal == 1024:
+        return 16, 16
+    if fractal == 32:
+        return 16, 2
+    return (16, c0) if layout in ("Zz", "Nz") else (c0, 16)
+
+
+def storage_offset(layout: str, rows: int, cols: int, itemsize: int, r: int, c: int,
+                   fractal: int = 512) -> int:
+    """Storage index of logical (r, c) in a rows x cols tile of ``layout`` (3.3)."""
+    if layout == "ND":
+        return r * cols + c
+    if layout == "DN":
+        return c * rows + r
+    ir_, ic = inner_box(layout, itemsize, fractal)
+    br, irr, bc, icc = r // ir_, r % ir_, c // ic, c % ic
+    n = ir_ * ic
+    if layout == "Nz":
+        return bc * (rows * ic) + br * n + irr * ic + icc
+    if layout == "Zn":
+        return br * (cols * ir_) + bc * n + icc * ir_ + irr
+    if layout == "Zz":
+        return br * (cols * ir_) + bc * n + irr * ic + icc
+    if layout == "Nn":
+        return bc * (rows * ic) + br * n + icc * ir_ + irr
+    raise ValueError(layout)
+
+
+def storage(logical: np.ndarray, layout: str, fractal: int = 512) -> np.ndarray:
+    """The flat storage array of a tile whose logical contents are ``logical``."""
+    rows, cols = logical.shape
+    out = np.zeros(rows * cols, logical.dtype)
+    for r in range(rows):
+        for c in range(cols):
+            out[storage_offset(layout, rows, cols, logical.dtype.itemsize, r, c, fractal)] = logical[r, c]
+    return out
+
+
+def matmul(a: np.ndarray, b: np.ndarray, m: int, k: int, n: int, *, acc: np.ndarray | None = None,
+           bias: np.ndarray | None = None, rows_written: int | None = None, integer: bool = False) -> np.ndarray:
+    """The accumulator's new rows (rows_written or m) x n contents: exact sums (float64, or
+    Python ints wrapped to int32)."""
+    rows = rows_written or m
+    if integer:
+        x = a[:rows, :k].astype(object)
+        y = b[:k, :n].astype(object)
+        s = x.dot(y)
+        if acc is not None:
+            s = s + acc[:rows, :n].astype(object)
+        if bias is not None:
+            s = s + bias[:n].astype(object)[None, :]
+        wrapped = [[((int(v) + 2 ** 31) % 2 ** 32) - 2 ** 31 for v in row] for row in s]
+        return np.array(wrapped, np.int64).reshape(rows, n).astype(np.int32)
+    s = a[:rows, :k].astype(np.float64) @ b[:k, :n].astype(np.float64)
+    if acc is not None:
+        s = s + acc[:rows, :n].astype(np.float64)
+    if bias is not None:
+        s = s + bias[:n].astype(np.float64)[None, :]
+    return s
+
+
+def tolerance(a: np.ndarray, b: np.ndarray, m: int, k: int, n: int, extra: np.ndarray | None = None) -> np.ndarray:
+    """The bound a float32 accumulation of k products (any order) stays within."""
+    mag = np.abs(a[:m, :k].astype(np.float64)) @ np.abs(b[:k, :n].astype(np.float64))
+    if extra is not None:
+        mag = mag + np.abs(extra)
+    return 2 * (k + 2) * float(np.finfo(np.float32).eps) * mag + 1e-30
+
+
+_INT = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "i32": np.int32}
+
+
+def fixpipe(values: np.ndarray, dst: str, relu: bool = False, scale: Any = None) -> np.ndarray:
+    """Accumulator values (f32 or i32) as they leave L0C for a ``dst`` tensor or tile."""
+    v = values.astype(np.float64)
+    if relu:
+        v = np.where(v < 0, 0.0, v)
+    if scale is not None:
+        v = v * np.asarray(scale, np.float64)
+    if dst in _INT:
+        info = np.iinfo(_INT[dst])
+        return np.clip(np.rint(v), info.min, info.max).astype(_INT[dst])
+    if dst == "f16":
+        return v.astype(np.float16)
+    if dst == "bf16":
+        return v.astype(np.float32).astype(ml_dtypes.bfloat16)
+    return v.astype(np.float32)
+
+
+def quant_word(scale: float) -> int:
+    """The u64 whose low 32 bits are the f32 scale (pypto's reading of preQuantScalar)."""
+    return int(np.array([scale], np.float32).view(np.uint32)[0])
+
+
+REFERENCE = {name: matmul for name in ("TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC",
+                                    "TGEMV_BIAS")}
+REFERENCE.update({name: fixpipe for name in ("TMOV_FP", "TEXTRACT_FP", "TINSERT_FP", "TSTORE_FP")})
+
+__all__ = ["inner_box", "storage_offset", "storage", "matmul", "tolerance", "fixpipe", "quant_word",
+           "REFERENCE"]

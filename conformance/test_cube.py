@@ -1,0 +1,591 @@
+"""The matrix (cube) path on every backend: GM -> Mat (ND -> Nz) -> Left/Right -> TMATMUL family ->
+Acc -> GM / Mat / Vec through the fixpipe, every legal dtype combination of each SoC, runtime
+m/k/n (1, 15, 16, 17 and random up to the tile), the a2a3 m == 1 rule, i32 wrap-around, bias,
+ReLU and quantisation on the way out, the boxed layouts' storage order, and the illegal cases.
+Compared with ``ref_cube`` (exact sums in float64 / Python ints, 3.3's offset table)."""
+from __future__ import annotations
+
+import functools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pypto
+from pypto import pto
+
+from . import ref_cube as R
+from .conftest import keep_if
+from .helpers import rng_for
+from .test_units import PROPERTY
+
+MC, KC, NC = 32, 64, 64                   # tile capacity of the instruction-level cases
+# (A, B) -> C per SoC (pto-isa-semantics 6.3)
+PAIRS_A2A3 = [("f16", "f16"), ("bf16", "bf16"), ("f32", "f32"), ("i8", "i8")]
+PAIRS_A5 = PAIRS_A2A3 + [("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"),
+                         ("hif8", "hif8")]
+PAIRS = [(s, a, b) for s, ps in (("a2a3", PAIRS_A2A3), ("a5", PAIRS_A5)) for a, b in ps]
+DT = {"f16": pypto.float16, "bf16": pypto.bfloat16, "f32": pypto.float32, "i8": pypto.int8,
+      "e4m3": pypto.float8_e4m3, "e5m2": pypto.float8_e5m2, "hif8": pypto.hifloat8,
+      "i32": pypto.int32}
+OPS = ("TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS")
+
+
+def cpusim_runs(p: dict) -> bool:
+    """pto-isa's CPU backend aborts (an assert kills the process) on cube kernels whose tiles'
+    runtime valid regions are smaller than the tiles, and on TEXTRACT/TMOV out of L0C to Vec
+    tiles; those cases run on the simulator (and the NPU) only (docs/fidelity.md: "Matrix cases
+    the CPU backend aborts on"). Full-tile cases run everywhere."""
+    if p["target"].backend != "npu-cpusim":
+        return True
+    mkn = p.get("mkn")
+    return mkn is None or tuple(mkn) == (MC, KC, NC)
+
+
+def not_cpusim(p: dict) -> bool:
+    """Runtime valid regions throughout: see cpusim_runs."""
+    return p["target"].backend != "npu-cpusim"
+
+
+def _init(pto_init, target, soc):
+    try:
+        pto_init(soc=soc)
+    except pypto.PtoError as e:
+        if target.backend != "sim":
+            pytest.skip(f"{soc} profile not available on this {target.backend} device: {e}")
+        raise
+
+
+def _values(rng, dt: str, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(host array to upload, its values as float64)."""
+    if dt == "i8":
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+        return x, x.astype(np.float64)
+    if dt == "hif8":
+        codes = pypto.dtypes.hif8_encode(rng.standard_normal(shape).astype(np.float32))
+        return codes, pypto.dtypes.hif8_decode(codes).astype(np.float64)
+    npt = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+           "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}[dt]
+    x = rng.standard_normal(shape).astype(np.float32).astype(npt)
+    return x, x.astype(np.float64)
+
+
+def _up(x: np.ndarray, dt: str) -> pypto.Tensor:
+    """Upload a host array (hif8 arrays hold codes, so they name their type)."""
+    return pypto.Tensor(x, dtype=DT[dt]) if dt == "hif8" else pypto.Tensor(x)
+
+
+def _acc_of(a: str) -> str:
+    return "i32" if a == "i8" else "f32"
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(a_dt: str, b_dt: str, op: str):
+    """One cube op on runtime sizes. Every tile has the capacity (MC, KC, NC); A is loaded with
+    ``lm`` rows, the accumulator stored with ``sr`` rows. The _ACC forms first set the
+    accumulator to a2 @ b2 (TMATMUL), the _BIAS forms load the bias GM -> Mat -> Bias."""
+    acc_dt = DT[_acc_of(a_dt)]
+
+    def k_cube(a, b, a2, b2, bias, c, m, k, n, lm, sr):
+        am = pto.TileMatNz(DT[a_dt], (MC, KC), valid=pto.DYNAMIC)
+        bm = pto.TileMatNz(DT[b_dt], (KC, NC), valid=pto.DYNAMIC)
+        al = pto.TileLeft(DT[a_dt], (MC, KC), valid=pto.DYNAMIC)
+        br = pto.TileRight(DT[b_dt], (KC, NC), valid=pto.DYNAMIC)
+        acc = pto.TileAcc(acc_dt, (MC, NC), valid=pto.DYNAMIC)
+        am.set_valid(lm, k)
+        bm.set_valid(k, n)
+        if op.endswith("_ACC"):
+            pto.TLOAD(am, a2[0:lm, 0:k])
+            pto.TLOAD(bm, b2[0:k, 0:n])
+            pto.TMOV(al, am)
+            pto.TMOV(br, bm)
+            al.set_valid(m, k)
+            br.set_valid(k, n)
+            pto.TMATMUL(acc, al, br)
+        pto.TLOAD(am, a[0:lm, 0:k])
+        pto.TLOAD(bm, b[0:k, 0:n])
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        al.set_valid(m, k)
+        br.set_valid(k, n)
+        if op.endswith("_BIAS"):
+            bmat = pto.Tile(pto.Mat, acc_dt, (1, NC), valid=pto.DYNAMIC)
+            bt = pto.TileBias(acc_dt, (1, NC))
+            bmat.set_valid(1, n)
+            pto.TLOAD(bmat, bias[0:1, 0:n])
+            pto.TMOV(bt, bmat)
+            getattr(pto, op)(acc, al, br, bt)
+        else:
+            getattr(pto, op)(acc, al, br)
+        acc.set_valid(sr, n)
+        pto.TSTORE(c[0:sr, 0:n], acc)
+
+    k_cube.__name__ = f"k_{op.lower()}_{a_dt}_{b_dt}"
+    return pypto.kernel(k_cube)
+
+
+def _run_cube(soc: str, a_dt: str, b_dt: str, op: str, m: int, k: int, n: int, seed_key) -> None:
+    rng = rng_for(seed_key)
+    gemv = op.startswith("TGEMV")
+    m = 1 if gemv else m
+    rows = 16 if (soc == "a2a3" and m == 1 and not gemv) else m
+    lm = max(rows, m)
+    a, av = _values(rng, a_dt, (MC, KC))
+    b, bv = _values(rng, b_dt, (KC, NC))
+    a2, a2v = _values(rng, a_dt, (MC, KC))
+    b2, b2v = _values(rng, b_dt, (KC, NC))
+    integer = a_dt == "i8"
+    acc_np = np.int32 if integer else np.float32
+    bias = (rng.integers(-1000, 1000, (1, NC)) if integer else rng.standard_normal((1, NC))).astype(acc_np)
+    c = pypto.zeros((MC, NC), DT[_acc_of(a_dt)])
+    _kernel(a_dt, b_dt, op)(_up(a, a_dt), _up(b, b_dt), _up(a2, a_dt), _up(b2, b_dt),
+                            pypto.Tensor(bias), c, m, k, n, lm, rows)
+    old = R.matmul(a2v, b2v, m, k, n, integer=integer, rows_written=rows) if op.endswith("_ACC") else None
+    want = R.matmul(av, bv, m, k, n, integer=integer, rows_written=rows, acc=old,
+                    bias=bias[0].astype(np.float64) if op.endswith("_BIAS") and not integer else
+                    (bias[0] if op.endswith("_BIAS") else None))
+    got = c.numpy()[:rows, :n]
+    if integer:
+        np.testing.assert_array_equal(got, want)
+        return
+    tol = R.tolerance(av, bv, rows, k, n, None if old is None else old)
+    err = np.abs(got.astype(np.float64) - want)
+    assert (err <= tol).all(), f"max error {err.max()} over tolerance {tol[err > tol].min()}"
+
+
+@keep_if(cpusim_runs)
+@pytest.mark.parametrize("soc,a_dt,b_dt", PAIRS)
+@pytest.mark.parametrize("mkn", [(1, 1, 1), (15, 15, 15), (16, 16, 16), (17, 17, 17), (MC, KC, NC),
+                                 (1, 64, 48), (32, 1, 17), (15, 33, 64)])
+def test_tmatmul_every_pair(pto_init, target, soc, a_dt, b_dt, mkn):
+    _init(pto_init, target, soc)
+    _run_cube(soc, a_dt, b_dt, "TMATMUL", *mkn, ("mm", soc, a_dt, b_dt, mkn))
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dt", ["f16", "i8"])
+def test_family(pto_init, target, soc, op, dt):
+    """Each form (accumulate, bias, GEMV), with m == 1 on a2a3 writing 16 rows."""
+    _init(pto_init, target, soc)
+    for mkn in ((17, 33, 20), (1, 16, 16)):
+        _run_cube(soc, dt, dt, op, *mkn, ("family", soc, op, dt, mkn))
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+@given(m=st.integers(1, MC), k=st.integers(1, KC), n=st.integers(1, NC),
+       dt=st.sampled_from(["f16", "bf16", "f32", "i8"]))
+@PROPERTY
+def test_random_sizes(pto_init, target, soc, m, k, n, dt):
+    _init(pto_init, target, soc)
+    _run_cube(soc, dt, dt, "TMATMUL_ACC", m, k, n, ("random", soc, m, k, n, dt))
+
+
+@functools.lru_cache(maxsize=None)
+def _wrap_kernel(steps: int):
+    def k_wrap(a, b, c):
+        am = pto.TileMatNz(pto.int8, (16, 4096))
+        bm = pto.TileMatZn(pto.int8, (4096, 16))
+        al = pto.TileLeft(pto.int8, (16, 4096), valid=(16, 4095))
+        br = pto.TileRight(pto.int8, (4096, 16), valid=(4095, 16))
+        acc = pto.TileAcc(pto.int32, (16, 16))
+        pto.TLOAD(am, a)
+        pto.TLOAD(bm, b)
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMATMUL(acc, al, br)
+        for _ in range(steps):
+            pto.TMATMUL_ACC(acc, al, br)
+        pto.TSTORE(c, acc)
+    return pypto.kernel(k_wrap)
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_int32_accumulation_wraps(pto_init, target, soc):
+    """40 x 4095 products of 127 * 127 pass 2^31: the accumulator wraps modulo 2^32."""
+    _init(pto_init, target, soc)
+    a = np.full((16, 4096), 127, np.int8)
+    b = np.full((4096, 16), 127, np.int8)
+    c = pypto.zeros((16, 16), pypto.int32)
+    _wrap_kernel(40)(pypto.Tensor(a), pypto.Tensor(b), c)
+    want = R.matmul(a.astype(np.int64), b.astype(np.int64), 16, 4095, 16, integer=True) * 0
+    total = 41 * 4095 * 127 * 127
+    want[:] = ((total + 2 ** 31) % 2 ** 32) - 2 ** 31
+    np.testing.assert_array_equal(c.numpy(), want)
+
+
+# -- the fixpipe: Acc -> GM, Mat, Vec -----------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _store_kernel(out: str, relu: bool, quant: str, integer: bool):
+    acc_dt = pypto.int32 if integer else pypto.float32
+    in_dt = pypto.int8 if integer else pypto.float16
+    kw = {"reluMode": "NormalRelu"} if relu else {}
+
+    def k_store(a, b, scales, c, word):
+        am = pto.TileMatNz(in_dt, (32, 64))
+        bm = pto.TileMatNz(in_dt, (64, 32))
+        al = pto.TileLeft(in_dt, (32, 64))
+        br = pto.TileRight(in_dt, (64, 32))
+        acc = pto.TileAcc(acc_dt, (32, 32))
+        pto.TLOAD(am, a)
+        pto.TLOAD(bm, b)
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMATMUL(acc, al, br)
+        if quant == "vector":
+            sm = pto.Tile(pto.Mat, pypto.uint64, (1, 32))
+            fp = pto.TileScaling(pypto.uint64, (1, 32))
+            pto.TLOAD(sm, scales)
+            pto.TMOV(fp, sm)
+            pto.TSTORE_FP(c, acc, fp, **kw)
+        elif quant == "scalar":
+            pto.TSTORE(c, acc, word, **kw)
+        else:
+            pto.TSTORE(c, acc, **kw)
+    k_store.__name__ = f"k_store_{out}_{relu}_{quant}_{integer}"
+    return pypto.kernel(k_store)
+
+
+STORES = [("f32", False, "none", False), ("f16", False, "none", False), ("bf16", True, "none", False),
+          ("f32", True, "none", False), ("i32", True, "none", True), ("i8", False, "scalar", False),
+          ("f16", True, "scalar", False), ("i8", True, "scalar", True), ("f16", False, "scalar", True),
+          ("i16", False, "scalar", True), ("u8", False, "vector", True), ("i8", True, "vector", False),
+          ("f16", False, "vector", True)]
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+@pytest.mark.parametrize("out,relu,quant,integer", STORES)
+def test_tstore_from_acc(pto_init, target, soc, out, relu, quant, integer):
+    _init(pto_init, target, soc)
+    rng = rng_for("store", soc, out, relu, quant, integer)
+    a, av = _values(rng, "i8" if integer else "f16", (32, 64))
+    b, bv = _values(rng, "i8" if integer else "f16", (64, 32))
+    scale = 0.03125 if integer else 7.5
+    per_col = (np.arange(32) % 5 + 1) * scale / 3
+    scales = np.array([[R.quant_word(s) for s in per_col]], np.uint64)
+    c = pypto.zeros((32, 32), DT.get(out) or getattr(pypto, {"u8": "uint8", "i16": "int16"}[out]))
+    _store_kernel(out, relu, quant, integer)(pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(scales),
+                                             c, R.quant_word(scale))
+    acc = R.matmul(av, bv, 32, 64, 32, integer=integer)
+    acc = acc.astype(np.int32) if integer else acc.astype(np.float32)
+    q = per_col[None, :].astype(np.float32) if quant == "vector" else \
+        (np.float32(scale) if quant == "scalar" else None)
+    want = R.fixpipe(acc, out, relu=relu, scale=q)
+    got = c.numpy()
+    if integer or out in ("i8", "u8", "i16"):
+        np.testing.assert_array_equal(got, want)
+    else:
+        # the accumulation order is open: compare after conversion within one step of dst's type
+        exact = R.fixpipe(R.matmul(av, bv, 32, 64, 32), out, relu=relu, scale=q).astype(np.float64)
+        tol = R.tolerance(av, bv, 32, 64, 32) * (1 if q is None else float(np.max(q)))
+        step = np.abs(exact) * {"f32": 2 ** -23, "f16": 2 ** -10, "bf16": 2 ** -7}[out]
+        assert (np.abs(got.astype(np.float64) - exact) <= tol + step + 1e-30).all()
+
+
+@functools.lru_cache(maxsize=None)
+def _acc_move_kernel(form: str, dst_loc: str, out: str, relu: bool):
+    kw = {"reluMode": "NormalRelu"} if relu else {}
+    odt = DT[out]
+
+    def k_accmove(a, b, c, r0, c0):
+        am = pto.TileMatNz(pypto.float16, (32, 64))
+        bm = pto.TileMatNz(pypto.float16, (64, 32))
+        al = pto.TileLeft(pypto.float16, (32, 64))
+        br = pto.TileRight(pypto.float16, (64, 32))
+        acc = pto.TileAcc(pypto.float32, (32, 32))
+        pto.TLOAD(am, a)
+        pto.TLOAD(bm, b)
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMATMUL(acc, al, br)
+        shape = {"TMOV": (32, 32), "TEXTRACT": (16, 16), "TINSERT": (64, 48)}[form]
+        d = pto.TileMatNz(odt, shape) if dst_loc == "Mat" else pto.Tile(pto.Vec, odt, shape)
+        if form == "TMOV":
+            pto.TMOV(d, acc, **kw)
+        else:
+            getattr(pto, form)(d, acc, r0, c0, **kw)
+        pto.TSTORE(c, d)
+    k_accmove.__name__ = f"k_accmove_{form}_{dst_loc}_{out}_{relu}"
+    return pypto.kernel(k_accmove)
+
+
+ACC_MOVES = [("a2a3", "TMOV", "Mat", "f16", False), ("a2a3", "TEXTRACT", "Mat", "bf16", True),
+             ("a2a3", "TINSERT", "Mat", "f16", True), ("a5", "TMOV", "Vec", "f32", True),
+             ("a5", "TEXTRACT", "Vec", "f16", False), ("a5", "TINSERT", "Vec", "bf16", False)]
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("soc,form,dst_loc,out,relu", ACC_MOVES)
+def test_acc_to_mat_and_vec(pto_init, target, soc, form, dst_loc, out, relu):
+    """TMOV / TEXTRACT / TINSERT out of L0C convert on the way (a2a3 Mat tiles are stored back to
+    GM, which a2a3 allows; a5 Vec tiles likewise)."""
+    _init(pto_init, target, soc)
+    rng = rng_for("accmove", soc, form, out)
+    a, av = _values(rng, "f16", (32, 64))
+    b, bv = _values(rng, "f16", (64, 32))
+    r0, c0 = (16, 0) if form == "TEXTRACT" else ((16, 16) if form == "TINSERT" else (0, 0))
+    shape = {"TMOV": (32, 32), "TEXTRACT": (16, 16), "TINSERT": (64, 48)}[form]
+    c = pypto.zeros(shape, DT[out])
+    _acc_move_kernel(form, dst_loc, out, relu)(pypto.Tensor(a), pypto.Tensor(b), c, r0, c0)
+    acc = R.matmul(av, bv, 32, 64, 32)
+    conv = R.fixpipe(acc.astype(np.float32), out, relu=relu).astype(np.float64)
+    got = c.numpy().astype(np.float64)
+    if form == "TMOV":
+        want, sel = conv, np.s_[:, :]
+    elif form == "TEXTRACT":
+        want, sel = conv[r0:r0 + 16, c0:c0 + 16], np.s_[:, :]
+    else:
+        want, sel = conv, np.s_[r0:r0 + 32, c0:c0 + 32]
+    step = {"f32": 2 ** -20, "f16": 2 ** -9, "bf16": 2 ** -6}[out]
+    assert np.allclose(got[sel], want, rtol=step, atol=1e-3)
+
+
+# -- moves into the cube, bias, layouts --------------------------------------------------------
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_bias_from_f16(pto_init, target, soc):
+    """TMOV Mat -> Bias widens f16 to f32; TMATMUL_BIAS adds it to every row."""
+    _init(pto_init, target, soc)
+
+    def k_bias16(a, b, bias, c):
+        am, bm = pto.TileMatNz(pypto.float16, (16, 32)), pto.TileMatNz(pypto.float16, (32, 16))
+        al, br = pto.TileLeft(pypto.float16, (16, 32)), pto.TileRight(pypto.float16, (32, 16))
+        bmat = pto.Tile(pto.Mat, pypto.float16, (1, 32))
+        bt = pto.TileBias(pypto.float32, (1, 16))
+        acc = pto.TileAcc(pypto.float32, (16, 16))
+        pto.TLOAD(am, a)
+        pto.TLOAD(bm, b)
+        pto.TLOAD(bmat, bias)
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMOV(bt, bmat)
+        pto.TMATMUL_BIAS(acc, al, br, bt)
+        pto.TSTORE(c, acc)
+
+    rng = rng_for("bias16", soc)
+    a, av = _values(rng, "f16", (16, 32))
+    b, bv = _values(rng, "f16", (32, 16))
+    bias = rng.standard_normal((1, 32)).astype(np.float16)
+    c = pypto.zeros((16, 16), pypto.float32)
+    pypto.kernel(k_bias16)(pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(bias), c)
+    want = R.matmul(av, bv, 16, 32, 16, bias=bias[0, :16].astype(np.float64))
+    assert (np.abs(c.numpy() - want) <= R.tolerance(av, bv, 16, 32, 16, bias[0, :16]) + 1e-6).all()
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+@pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
+def test_boxed_layouts_storage_order(sim_modes, soc, dt):
+    """Each boxed layout's storage (eager tiles show it) follows 3.3: Mat Nz and Zn from ND,
+    Left (Zz on a2a3, Nz on a5) and Right Zn by TMOV, TEXTRACT windows, and Acc Nz 16 x 16."""
+    for mode, init in sim_modes:
+        if mode != "eager":
+            continue
+        init(soc=soc)
+        rng = rng_for("layout", soc, dt)
+        x, xv = _values(rng, dt, (32, 64))
+        seen = {}
+
+        @pypto.kernel(mode="eager")
+        def k_layouts(g, c):
+            nz = pto.TileMatNz(DT[dt], (32, 64))
+            zn = pto.TileMatZn(DT[dt], (32, 64))
+            left = pto.TileLeft(DT[dt], (32, 64))
+            right = pto.TileRight(DT[dt], (32, 64))
+            win = pto.TileLeft(DT[dt], (16, 32))
+            pto.TLOAD(nz, g)
+            pto.TLOAD(zn, g)
+            pto.TMOV(left, nz)
+            pto.TMOV(right, zn)
+            pto.TEXTRACT(win, nz, 16, 32)
+            for name, t in (("nz", nz), ("zn", zn), ("left", left), ("right", right), ("win", win)):
+                seen[name] = t.numpy(storage=True)
+
+        k_layouts(pypto.Tensor(x), pypto.zeros((1, 1), pypto.float32))
+        left_layout = "Zz" if soc == "a2a3" else "Nz"
+        for name, lay, logical in (("nz", "Nz", x), ("zn", "Zn", x), ("left", left_layout, x),
+                                   ("right", "Zn", x), ("win", left_layout, x[16:32, 32:64])):
+            want = R.storage(np.ascontiguousarray(logical), lay)
+            np.testing.assert_array_equal(seen[name].view(want.dtype), want, err_msg=name)
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_acc_storage_order(sim_modes, soc):
+    """The accumulator holds C in Nz with 16 x 16 boxes (1024-byte fractals of f32)."""
+    for mode, init in sim_modes:
+        if mode != "eager":
+            continue
+        init(soc=soc)
+        rng = rng_for("accstore", soc)
+        a, av = _values(rng, "i8", (32, 32))
+        b, bv = _values(rng, "i8", (32, 64))
+        seen = {}
+
+        @pypto.kernel(mode="eager")
+        def k_acc(x, y, c):
+            am, bm = pto.TileMatNz(pypto.int8, (32, 32)), pto.TileMatNz(pypto.int8, (32, 64))
+            al, br = pto.TileLeft(pypto.int8, (32, 32)), pto.TileRight(pypto.int8, (32, 64))
+            acc = pto.TileAcc(pypto.int32, (32, 64))
+            pto.TLOAD(am, x)
+            pto.TLOAD(bm, y)
+            pto.TMOV(al, am)
+            pto.TMOV(br, bm)
+            pto.TMATMUL(acc, al, br)
+            seen["acc"] = acc.numpy(storage=True)
+
+        k_acc(pypto.Tensor(a), pypto.Tensor(b), pypto.zeros((1, 1), pypto.float32))
+        want = R.storage(R.matmul(av, bv, 32, 32, 64, integer=True), "Nz", fractal=1024)
+        np.testing.assert_array_equal(seen["acc"], want)
+
+
+# -- what is refused -------------------------------------------------------------------------
+
+def _trace(fn, *args):
+    return pypto.kernel(fn)(*args)
+
+
+ILLEGAL = [("a2a3", "f16", "f32", pypto.errors.DTypeError), ("a2a3", "i8", "f16", pypto.errors.DTypeError),
+           ("a2a3", "e4m3", "e4m3", pypto.PtoError), ("a5", "f16", "bf16", pypto.errors.DTypeError),
+           ("a5", "hif8", "e4m3", pypto.errors.DTypeError)]
+
+
+@pytest.mark.parametrize("soc,a_dt,b_dt,err", ILLEGAL)
+def test_illegal_pairs_are_refused_with_the_legal_list(pto_init, target, soc, a_dt, b_dt, err):
+    _init(pto_init, target, soc)
+
+    def k_bad(c):
+        al = pto.TileLeft(DT[a_dt], (16, 32))
+        br = pto.TileRight(DT[b_dt], (32, 16))
+        acc = pto.TileAcc(pypto.float32, (16, 16))
+        pto.TMATMUL(acc, al, br)
+        pto.TSTORE(c, acc)
+
+    with pytest.raises(err) as e:
+        _trace(k_bad, pypto.zeros((16, 16), pypto.float32))
+    if err is pypto.errors.DTypeError:
+        assert "takes" in e.value.rule and "f16" in e.value.rule
+
+
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_cube_rules_are_refused(pto_init, target, soc):
+    """Wrong fractal, shapes that do not chain, a cIn that is not cOut, an f16 accumulator, a
+    plain f32 -> i8 store, Acc -> Vec on a2a3: each a PtoError naming the rule."""
+    _init(pto_init, target, soc)
+    other_left = ("ColMajor", "RowMajor") if soc == "a2a3" else ("RowMajor", "RowMajor")
+
+    def case(which):
+        def k_rule(c):
+            al = pto.TileLeft(pypto.float16, (16, 32))
+            br = pto.TileRight(pypto.float16, (32, 16))
+            acc = pto.TileAcc(pypto.float32, (16, 16))
+            if which == "fractal":
+                wrong = pto.Tile(pto.Left, pypto.float16, (16, 32), blayout=other_left[0],
+                                 slayout=other_left[1])
+                pto.TMATMUL(acc, wrong, br)
+            elif which == "shape":
+                pto.TMATMUL(acc, al, pto.TileRight(pypto.float16, (16, 16)))
+            elif which == "cin":
+                pto.TMATMUL_ACC(acc, pto.TileAcc(pypto.float32, (16, 16)), al, br)
+            elif which == "f16acc":
+                pto.TMATMUL(pto.TileAcc(pypto.float16, (16, 16)), al, br)
+            elif which == "store":
+                pto.TMATMUL(acc, al, br)
+                pto.TSTORE(c, acc)
+            elif which == "accvec":
+                pto.TMATMUL(acc, al, br)
+                pto.TMOV(pto.Tile(pto.Vec, pypto.float32, (16, 16)), acc)
+        return k_rule
+
+    expect = {"fractal": (pypto.PtoError, "fractal"), "shape": (pypto.PtoError, "b.Cols == c.Cols"),
+              "cin": (pypto.PtoError, "ignores cIn"), "f16acc": (pypto.errors.DTypeError, "takes"),
+              "store": (pypto.errors.DTypeError, "fixpipe")}
+    if soc == "a2a3":
+        expect["accvec"] = (pypto.PtoError, "a2a3")
+    for which, (err, word) in expect.items():
+        with pytest.raises(err) as e:
+            _trace(case(which), pypto.zeros((16, 16), pypto.int8))
+        assert word in str(e.value), (which, str(e.value))
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("soc", ["a2a3", "a5"])
+def test_runtime_k_outside_4095_is_a_range_error(pto_init, target, soc):
+    _init(pto_init, target, soc)
+
+    def k_zero(c, k):
+        al = pto.TileLeft(pypto.float16, (16, 32), valid=pto.DYNAMIC)
+        br = pto.TileRight(pypto.float16, (32, 16))
+        acc = pto.TileAcc(pypto.float32, (16, 16))
+        al.set_valid(16, k)
+        pto.TMATMUL(acc, al, br)
+        pto.TSTORE(c, acc)
+
+    c = pypto.zeros((16, 16), pypto.float32)
+    with pytest.raises(pypto.PtoError, match="matrix size"):
+        pypto.kernel(k_zero)(c, 0)
+    assert (c.numpy() == 0).all()
+
+
+@functools.lru_cache(maxsize=None)
+def _fp_kernel(form: str):
+    """Acc (f32) -> Mat (i8) with per-column scales from a Scaling tile, then Mat -> GM (a2a3)."""
+    def k_fp(a, b, scales, c, r0, c0):
+        am = pto.TileMatNz(pypto.float16, (32, 64))
+        bm = pto.TileMatNz(pypto.float16, (64, 32))
+        al = pto.TileLeft(pypto.float16, (32, 64))
+        br = pto.TileRight(pypto.float16, (64, 32))
+        acc = pto.TileAcc(pypto.float32, (32, 32))
+        sm = pto.Tile(pto.Mat, pypto.uint64, (1, 32))
+        fp = pto.TileScaling(pypto.uint64, (1, 32))
+        pto.TLOAD(am, a)
+        pto.TLOAD(bm, b)
+        pto.TLOAD(sm, scales)
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMOV(fp, sm)
+        pto.TMATMUL(acc, al, br)
+        shape = {"TMOV_FP": (32, 32), "TEXTRACT_FP": (16, 32), "TINSERT_FP": (64, 64)}[form]
+        d = pto.TileMatNz(pypto.int8, shape)
+        if form == "TMOV_FP":
+            pto.TMOV_FP(d, acc, fp)
+        elif form == "TEXTRACT_FP":
+            pto.TEXTRACT_FP(d, acc, fp, r0, c0)
+        else:
+            pto.TINSERT_FP(d, acc, fp, r0, c0, reluMode="NormalRelu")
+        pto.TSTORE(c, d)
+    k_fp.__name__ = f"k_{form.lower()}"
+    return pypto.kernel(k_fp)
+
+
+@keep_if(not_cpusim)
+@pytest.mark.parametrize("form", ["TMOV_FP", "TEXTRACT_FP", "TINSERT_FP"])
+def test_vector_quantised_moves_out_of_l0c(pto_init, target, form):
+    """The _FP moves quantise each column j by the f32 scale in fp[0, j] (f32 -> i8, saturating;
+    TINSERT_FP with ReLU first)."""
+    _init(pto_init, target, "a2a3")
+    rng = rng_for("fp", form)
+    a, av = _values(rng, "f16", (32, 64))
+    b, bv = _values(rng, "f16", (64, 32))
+    per_col = ((np.arange(32) % 7) + 1) * 2.5
+    scales = np.array([[R.quant_word(s) for s in per_col]], np.uint64)
+    r0, c0 = {"TMOV_FP": (0, 0), "TEXTRACT_FP": (16, 0), "TINSERT_FP": (16, 32)}[form]
+    shape = {"TMOV_FP": (32, 32), "TEXTRACT_FP": (16, 32), "TINSERT_FP": (64, 64)}[form]
+    c = pypto.zeros(shape, pypto.int8)
+    _fp_kernel(form)(pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(scales), c, r0, c0)
+    acc = R.matmul(av, bv, 32, 64, 32).astype(np.float32)
+    want = R.fixpipe(acc, "i8", relu=form == "TINSERT_FP", scale=per_col[None, :].astype(np.float32))
+    got = c.numpy().astype(np.int64)
+    if form == "TEXTRACT_FP":
+        got_region, want_region = got, want[16:32, :]
+    elif form == "TINSERT_FP":
+        got_region, want_region = got[16:48, 32:64], want
+    else:
+        got_region, want_region = got, want
+    # the accumulation order is open: a product within one rounding of .5 may round either way
+    assert np.abs(got_region - want_region.astype(np.int64)).max() <= 1
+    assert (got_region == want_region).mean() > 0.95

@@ -1,0 +1,134 @@
+"""The TMATMUL family on the cube (5.6, 6.2-6.4): TMATMUL, TMATMUL_ACC, TMATMUL_BIAS, TGEMV,
+TGEMV_ACC, TGEMV_BIAS, and on a5 TMATMUL_MX / TGEMV_MX.
+
+* Sizes: m = a.validRow, k = a.validCol, n = b.validCol (TGEMV*: m = 1, k = b.validRow), each in
+  1 .. 4095 (a run-time RANGE fault otherwise); b.validRow and c's valid region are not read.
+* Static shapes: a.Rows == c.Rows, a.Cols == b.Rows, b.Cols == c.Cols. Layouts are the cube's
+  own: Left Zz on a2a3 and Nz on a5 (pto.TileLeft), Right Zn, Acc Nz with 16 x 16 boxes, Bias a
+  1-row ND tile of c's type, MX scales ScaleLeft Zz / ScaleRight Nn with 16 x 2 boxes.
+* TMATMUL_ACC follows the NPU: cOut += a @ b from cOut's contents; the NPU ignores cIn, so pypto
+  requires cIn to be cOut (or left out) rather than silently ignoring another tile.
+* a2a3 runs TMATMUL* with m == 1 as m = 16: 16 accumulator rows are written (from whatever a's
+  rows 1..15 hold); TGEMV* run with m = 1 on both SoCs.
+* Integer accumulation wraps modulo 2^32; float accumulation is f32 (BLAS sgemm order).
+* Not simulated yet: the MX forms (no e8m0 element type yet); their checks are here already.
+Reference: conformance/ref_cube.py.
+"""
+from __future__ import annotations
+
+from ..backends.sim import lowering as L
+from ..backends.sim.lib.convert import CODES
+from ..errors import LayoutError, OperandError, TileShapeError
+from ..ir.nodes import TileVar
+from ..ir import registry
+from ..ir.registry import Unit, register
+from ..isa import TABLE
+
+_FN = {"f32": "cube.mma_float", "i32": "cube.mma_int"}
+# the cube's operand layouts per SoC (pto-isa-semantics 3.4, 6.2): (layout name, fractal)
+CUBE_LAYOUTS = {
+    "a2a3": {"a": ("Zz", 512), "b": ("Zn", 512), "c": ("Nz", 1024)},
+    "a5": {"a": ("Nz", 512), "b": ("Zn", 512), "c": ("Nz", 1024),
+           "aScale": ("Zz", 32), "bScale": ("Nn", 32)},
+}
+_ALIAS = {"a": "pto.TileLeft", "b": "pto.TileRight", "c": "pto.TileAcc", "cOut": "pto.TileAcc",
+          "aScale": "pto.TileLeftScale", "bScale": "pto.TileRightScale"}
+
+
+def parts(node) -> dict[str, TileVar]:
+    """The operands by role: c (the accumulator), a, b, and bias / aScale / bScale when given."""
+    ops = node.operands
+    mx = node.name.endswith("_MX")
+    if node.name.endswith("_ACC"):
+        c, rest = ops[0], ops[2:] if len(ops) == 4 else ops[1:]
+        if len(ops) == 4 and ops[1] is not c:
+            raise OperandError(f"{node.name}: cIn {ops[1].name} is not cOut {c.name}",
+                               rule=f"the NPU's {node.name} accumulates into cOut's own contents "
+                                    "and ignores cIn (pto-isa's CPU sim computes cOut = cIn + a @ b "
+                                    "instead), so a cIn other than cOut means different things on "
+                                    "the two",
+                               fix=f"pass {c.name} as both cOut and cIn, or call "
+                                   f"{node.name}({c.name}, a, b)")
+        names = ("a", "b")
+    else:
+        c, rest = ops[0], ops[1:]
+        names = ("a", "aScale", "b", "bScale", "bias") if mx else ("a", "b", "bias")
+    out = {"c": c}
+    out.update(zip(names, rest))
+    return out
+
+
+def _layout(node, soc, role: str, t: TileVar) -> None:
+    want, fractal = CUBE_LAYOUTS[soc.name][role]
+    ty = t.type
+    if ty.layout_name != want or ty.fractal != fractal:
+        raise LayoutError(f"{node.name}: {role} {t.name} is a {ty.layout_name} tile with "
+                          f"{ty.fractal}-byte fractals",
+                          rule=f"on {soc.name} the cube reads {role} as {want} with {fractal}-byte "
+                               "fractals (pto-isa-semantics 3.4, 6.2)",
+                          fix=f"declare {t.name} with {_ALIAS.get(role, 'the alias')}(...)")
+
+
+def check_matmul(node, soc) -> None:
+    p = parts(node)
+    a, b, c = p["a"], p["b"], p["c"]
+    for role in ("a", "b", "c", "aScale", "bScale"):
+        if role in p:
+            _layout(node, soc, role, p[role])
+    for what, x, y in (("a.Rows == c.Rows", a.type.rows, c.type.rows),
+                       ("a.Cols == b.Rows", a.type.cols, b.type.rows),
+                       ("b.Cols == c.Cols", b.type.cols, c.type.cols)):
+        if x != y:
+            raise TileShapeError(f"{node.name}: {what} fails ({x} != {y}) for a {a.name} "
+                                 f"{a.type.rows} x {a.type.cols}, b {b.name} {b.type.rows} x "
+                                 f"{b.type.cols}, c {c.name} {c.type.rows} x {c.type.cols}",
+                                 rule="the cube's static shapes: a.Rows == c.Rows, a.Cols == b.Rows, "
+                                      "b.Cols == c.Cols (pto-isa-semantics 6.2)",
+                                 fix="declare the three tiles as (M, K), (K, N) and (M, N); use "
+                                     "valid regions for smaller products")
+    bias = p.get("bias")
+    if bias is not None and (bias.type.rows != 1 or bias.type.layout_name != "ND"
+                             or bias.type.cols < c.type.cols):
+        raise TileShapeError(f"{node.name}: bias {bias.name} is a {bias.type.layout_name} "
+                             f"{bias.type.rows} x {bias.type.cols} tile",
+                             rule="a Bias tile is one ND row with at least c.Cols elements",
+                             fix=f"declare it pto.TileBias({bias.type.dtype.name}, {c.type.cols})")
+    if node.name.endswith("_MX") and a.type.cols % 64:
+        raise TileShapeError(f"{node.name}: a {a.name} has {a.type.cols} columns",
+                             rule="the MX forms need a.Cols % 64 == 0 (pto-isa-semantics 6.3)",
+                             fix="declare a (and b's rows) as a multiple of 64")
+
+
+def lower_matmul(node, soc) -> list[L.Call]:
+    p = parts(node)
+    a, b, c = p["a"], p["b"], p["c"]
+    bias = p.get("bias")
+    gemv = node.name.startswith("TGEMV")
+    acc = node.name.endswith("_ACC")
+    codes = (L.lit(CODES[a.type.dtype.short]), L.lit(CODES[b.type.dtype.short]), L.lit(a.type.rows))
+    flags = (L.lit(gemv), L.lit(acc), L.lit(bias is not None))
+    seed = L.tile(bias if bias is not None else c)           # c stands in for a missing bias
+    m16 = L.lit(soc.name == "a2a3")
+    args = (L.tile(c), L.tile(a), L.tile(b), seed) + codes + flags + (m16, L.err())
+    return [L.Call(L.lib(_FN[c.type.dtype.short]), args)]
+
+
+def emit_matmul(node, soc, cx) -> str:
+    """TMATMUL(c, a, b), TMATMUL<AccPhase::Partial>(...) when a phase is set; the _ACC forms
+    always in their four-operand form (cOut, cOut, a, b), the one every backend builds."""
+    phase = node.params.get("accPhase", "Unspecified")
+    tmpl = f"<AccPhase::{phase}>" if phase not in (None, "Unspecified") else ""
+    ops = list(node.operands)
+    if node.name.endswith("_ACC") and len(ops) == 3:
+        ops.insert(1, ops[0])
+    return f"{node.name}{tmpl}({', '.join(cx.operand(o) for o in ops)});"
+
+
+MX_PENDING = ("the MX forms need the e8m0 scale element type and fp4 operands in matrix tiles, "
+              "not built yet")
+for _name in (n for n, spec in TABLE.items() if spec.category == "matmul"):
+    mx = _name.endswith("_MX")
+    register(Unit(_name, check=check_matmul, sim=None if mx else lower_matmul, emit=emit_matmul,
+                  seed=TABLE[_name].seed))
+    if mx:
+        registry.PENDING[_name] = MX_PENDING

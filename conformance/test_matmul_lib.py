@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import pypto
 
 from . import ref_cube as R
+from .conftest import slow_if
 from .helpers import rng_for
 from .test_units import PROPERTY
 
@@ -100,6 +101,7 @@ def test_batched(pto_session, shared_b):
     _check(c, a, b, False)
 
 
+@slow_if(lambda p: p["dt"] != "f16")
 @pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
 @pytest.mark.parametrize("relu", [False, True])
 def test_bias_and_relu_epilogue(pto_session, dt, relu):

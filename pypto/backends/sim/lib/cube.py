@@ -203,4 +203,9 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
                         _put(gm, g, _encode(_fix(v, relu, q), dcode, rmode, sat), dcode)
 
 
-convert_window.calls_xcall = store_acc.calls_xcall = True
+# Called through xcall (lib/xcall.py): each is compiled once per argument types and shared by every
+# kernel, instead of being optimised again inside each (their work is BLAS and whole tiles, so
+# inlining buys nothing); convert_window and store_acc must be, as they contain xcalls.
+for _f in (mma_float, mma_int, copy_window, convert_window, store_acc):
+    _f.calls_xcall = True
+del _f

@@ -612,3 +612,41 @@ def test_vector_quantised_moves_out_of_l0c(pto_init, target, form):
     # the accumulation order is open: a product within one rounding of .5 may round either way
     assert np.abs(got_region - want_region.astype(np.int64)).max() <= 1
     assert (got_region == want_region).mean() > 0.95
+
+
+@slow_if(lambda p: p["dt"] != "f16")
+@pytest.mark.parametrize("layout", ["Nz", "Zn", "Zz"])
+@pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
+def test_mat_layouts_round_trip_through_tstore(pto_init, target, layout, dt):
+    """a2a3 stores Mat tiles to GM: an ND matrix loaded into each boxed L1 layout (and an NZ GM
+    tensor into an Nz tile) comes back unchanged, and the NZ tensor reads as its logical matrix."""
+    _init(pto_init, target, "a2a3")
+    if target.backend == "npu-cpusim" and layout == "Zz":
+        pytest.skip("pto-isa's CPU backend addresses every row-major boxed tile as Zn (3.3)")
+    rows, cols = 32, 64
+    rng = rng_for("roundtrip", layout, dt)
+    x, _ = _values(rng, dt, (rows, cols))
+    blayout, slayout = {"Nz": ("ColMajor", "RowMajor"), "Zn": ("RowMajor", "ColMajor"),
+                        "Zz": ("RowMajor", "RowMajor")}[layout]
+
+    def k_round(g, out):
+        t = pto.Tile(pto.Mat, DT[dt], (rows, cols), blayout=blayout, slayout=slayout)
+        pto.TLOAD(t, g)
+        pto.TSTORE(out, t)
+
+    out = pypto.zeros((rows, cols), DT[dt])
+    pypto.kernel(k_round)(_up(x, dt), out)
+    np.testing.assert_array_equal(out.numpy(), x)
+    if layout == "Nz":                         # an NZ tensor holds the tile's storage order
+        c0 = 32 // x.dtype.itemsize
+        nz = R.storage(x, "Nz").reshape(1, cols // c0, rows // 16, 16, c0)
+
+        def k_nz(g, o):
+            t = pto.Tile(pto.Mat, DT[dt], (rows, cols), blayout=blayout, slayout=slayout)
+            pto.TLOAD(t, pto.GlobalTensor(g, nz.shape, (nz.size, rows * c0, 16 * c0, c0, 1),
+                                          layout=pto.NZ))
+            pto.TSTORE(o, t)
+
+        out2 = pypto.zeros((rows, cols), DT[dt])
+        pypto.kernel(k_nz)(_up(nz.reshape(-1), dt), out2)
+        np.testing.assert_array_equal(out2.numpy(), x)

@@ -87,14 +87,7 @@ class Insn:
         """Set a mode parameter (e.g. rmode="CAST_RINT" for cast), as pto.<NAME>(..., name=value)."""
         if isinstance(value, np.generic):
             value = value.item()
-        own = {p.name: p for p in self._form.params}
-        if name in own:
-            if own[name].values and value not in own[name].values:
-                raise OperandError(f"{self.name}: {name}={value!r}",
-                                   rule=f"{name} is one of {', '.join(map(repr, own[name].values))}",
-                                   fix=f"pass e.g. {name}={own[name].values[-1]!r}")
-        else:
-            check_params(self._spec.name, {name: value})
+        check_params(self._spec.name, {name: value}, self._form.params)
         self._params[name] = value
 
     # -- execution ------------------------------------------------------------------------------

@@ -50,16 +50,19 @@ def _names(shorts) -> str:
     return ", ".join(D.BY_NAME[s].name for s in shorts if s in D.BY_NAME)
 
 
-def check_params(name: str, params: dict) -> None:
+def check_params(name: str, params: dict, extra: tuple = ()) -> None:
+    """Names and values of mode parameters: the table's, plus ``extra`` ones (a load_insn form's
+    own, e.g. matmul's relu)."""
     spec = TABLE[name]
-    unknown = set(params) - {p.name for p in spec.params}
+    known = spec.params + tuple(extra)
+    unknown = set(params) - {p.name for p in known}
     if unknown:
         raise OperandError(f"{name}: unknown parameter(s) {sorted(unknown)}",
                            rule=f"{name} takes the mode parameters "
-                                f"{', '.join(p.name for p in spec.params) or '(none)'}",
+                                f"{', '.join(p.name for p in known) or '(none)'}",
                            fix=f"spell them as pto.{name}(..., "
-                               f"{', '.join(f'{p.name}=...' for p in spec.params)})")
-    for p in spec.params:
+                               f"{', '.join(f'{p.name}=...' for p in known)})")
+    for p in known:
         if p.name in params and p.values and params[p.name] not in p.values:
             raise OperandError(f"{name}: {p.name}={params[p.name]!r} is not a {p.type}",
                                rule=f"{p.name} is one of {', '.join(map(str, p.values))}",

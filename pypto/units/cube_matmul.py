@@ -58,7 +58,10 @@ def parts(node) -> dict[str, TileVar]:
     return out
 
 
-def _layout(node, soc, role: str, t: TileVar) -> None:
+def require_layout(node, soc, role: str, t: TileVar) -> None:
+    """The tile in the cube's operand ``role`` has the layout the cube reads on this SoC."""
+    if role not in CUBE_LAYOUTS[soc.name]:
+        return
     want, fractal = CUBE_LAYOUTS[soc.name][role]
     ty = t.type
     if ty.layout_name != want or ty.fractal != fractal:
@@ -74,7 +77,7 @@ def check_matmul(node, soc) -> None:
     a, b, c = p["a"], p["b"], p["c"]
     for role in ("a", "b", "c", "aScale", "bScale"):
         if role in p:
-            _layout(node, soc, role, p[role])
+            require_layout(node, soc, role, p[role])
     for what, x, y in (("a.Rows == c.Rows", a.type.rows, c.type.rows),
                        ("a.Cols == b.Rows", a.type.cols, b.type.rows),
                        ("b.Cols == c.Cols", b.type.cols, c.type.cols)):

@@ -21,10 +21,10 @@ from ..errors import DTypeError, IndexRangeError, LayoutError, LocationError, Ti
 from ..ir.nodes import TileVar, is_runtime
 from ..ir.registry import Unit, register
 from . import fixpipe as FX
-from .cube_matmul import CUBE_LAYOUTS
+from .cube_matmul import require_layout
 
 _ROLE = {"Left": "a", "Right": "b", "ScaleLeft": "aScale", "ScaleRight": "bScale"}
-_BIAS = FX._pairs("i32>i32 f32>f32 f16>f32")
+_BIAS = FX.pairs("i32>i32 f32>f32 f16>f32")
 
 
 def split(node) -> tuple[TileVar, TileVar, object, TileVar | None, object, object]:
@@ -81,13 +81,7 @@ def check(node, soc) -> None:
     s, d = pair(node)
     if s == "Mat" and d in _ROLE:
         _same_dtype(node, dst, src)
-        want, fractal = CUBE_LAYOUTS[soc.name].get(_ROLE[d], (None, None))
-        if want is not None and (dst.type.layout_name != want or dst.type.fractal != fractal):
-            alias = {"Left": "TileLeft", "Right": "TileRight", "ScaleLeft": "TileLeftScale",
-                     "ScaleRight": "TileRightScale"}[d]
-            raise LayoutError(f"{node.name}: dst {dst.name} is a {dst.type.layout_name} {d} tile",
-                              rule=f"on {soc.name} {d} tiles are {want} (the layout the cube reads)",
-                              fix=f"declare {dst.name} with pto.{alias}(...)")
+        require_layout(node, soc, _ROLE[d], dst)
         if node.name == "TMOV" and (dst.type.rows, dst.type.cols) != (src.type.rows, src.type.cols):
             raise TileShapeError(f"TMOV: dst {dst.name} is {dst.type.rows} x {dst.type.cols} but src "
                                  f"{src.name} is {src.type.rows} x {src.type.cols}",

@@ -21,20 +21,21 @@ from ..errors import DTypeError, OperandError
 from ..ir.nodes import TileVar, is_runtime
 
 
-def _pairs(spec: str) -> frozenset:
+def pairs(spec: str) -> frozenset:
+    """'f32>f16 i32>i32' -> {(src, dst), ...}."""
     return frozenset(tuple(p.split(">")) for p in spec.split())
 
 
 # (path, quant) -> SoC -> legal (src, dst) pairs; quant is "none" (plain or ReLU), "scalar", "vector"
 PAIRS = {
-    ("gm", "none"): {s: _pairs("f32>f32 f32>f16 f32>bf16 i32>i32") for s in ("a2a3", "a5")},
-    ("gm", "scalar"): {s: _pairs("f32>i8 f32>u8 f32>f16 f32>bf16 i32>i8 i32>u8 i32>f16 i32>i16")
+    ("gm", "none"): {s: pairs("f32>f32 f32>f16 f32>bf16 i32>i32") for s in ("a2a3", "a5")},
+    ("gm", "scalar"): {s: pairs("f32>i8 f32>u8 f32>f16 f32>bf16 i32>i8 i32>u8 i32>f16 i32>i16")
                        for s in ("a2a3", "a5")},
-    ("gm", "vector"): {s: _pairs("f32>i8 f32>u8 i32>i8 i32>u8 i32>f16 i32>i16") for s in ("a2a3", "a5")},
-    ("tile", "none"): {"a2a3": _pairs("f32>f16 f32>bf16"),
-                       "a5": _pairs("f32>f16 f32>bf16 f32>f32 i32>i32")},
-    ("tile", "scalar"): {"a2a3": _pairs("f32>i8 i32>i8 i32>u8 i32>f16 i32>i16"),
-                         "a5": _pairs("f32>i8 f32>u8 f32>hif8 f32>f16 f32>bf16 f32>e4m3 f32>f32 "
+    ("gm", "vector"): {s: pairs("f32>i8 f32>u8 i32>i8 i32>u8 i32>f16 i32>i16") for s in ("a2a3", "a5")},
+    ("tile", "none"): {"a2a3": pairs("f32>f16 f32>bf16"),
+                       "a5": pairs("f32>f16 f32>bf16 f32>f32 i32>i32")},
+    ("tile", "scalar"): {"a2a3": pairs("f32>i8 i32>i8 i32>u8 i32>f16 i32>i16"),
+                         "a5": pairs("f32>i8 f32>u8 f32>hif8 f32>f16 f32>bf16 f32>e4m3 f32>f32 "
                                       "i32>i8 i32>u8 i32>f16 i32>bf16")},
 }
 PAIRS[("tile", "vector")] = PAIRS[("tile", "scalar")]
@@ -77,4 +78,4 @@ def relu_of(node) -> bool:
     return node.params.get("reluMode", "NoRelu") == "NormalRelu"
 
 
-__all__ = ["PAIRS", "check_pair", "check_scalar", "args", "relu_of"]
+__all__ = ["pairs", "PAIRS", "check_pair", "check_scalar", "args", "relu_of"]

@@ -68,7 +68,8 @@ def _acc_mode(node, t: TileVar, v: GmView) -> int:
 
 
 def _check_acc(node, soc, t: TileVar, v: GmView) -> None:
-    """TSTORE / TSTORE_FP from L0C: conversion pair, view layout, the fixpipe's size limits."""
+    """TSTORE / TSTORE_FP from L0C: conversion pair, view layout, the fixpipe's size limits (the
+    view's extent is check_view's, shared with the other tiles)."""
     scalar = node.operands[2] if node.name == "TSTORE" and len(node.operands) == 3 else None
     fp = node.operands[2] if node.name == "TSTORE_FP" else None
     quant = "vector" if fp is not None else ("scalar" if scalar is not None else "none")
@@ -87,10 +88,6 @@ def _check_acc(node, soc, t: TileVar, v: GmView) -> None:
                         rule="the fixpipe stores 1 <= Cols <= 4095, ND Rows <= 8192, NZ Rows <= 65535 "
                              "with Cols % 16 == 0 (pto-isa-semantics 4.4)",
                         fix="store a smaller accumulator")
-    rows, cols = view_extent(mode, v.shape)
-    for want, have in zip((rows, cols), t.valid):
-        if is_static(want) and is_static(have) and want != have:
-            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid, "ND")
 
 
 def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
@@ -148,13 +145,30 @@ def _static_stride(node, v: GmView, k: int, want: int, why: str) -> None:
                           rule=why, fix=f"give the view stride {want} in dimension {k}")
 
 
+def _check_extent(node, t: TileVar, v: GmView, mode: int) -> None:
+    """The view's rows x cols, as the tile sees them, equal the tile's valid region (when static)."""
+    rows, cols = view_extent(mode, v.shape)
+    for want, have in zip((rows, cols), t.valid):
+        if is_static(want) and is_static(have) and want != have:
+            if mode == NZ:
+                raise ShapeError(f"{node.name}: the NZ view fills {rows} x {cols} (tile rows x cols) "
+                                 f"but tile {t.name} has a {t.valid[0]} x {t.valid[1]} valid region",
+                                 rule="an NZ view [B, C1, R1, 16, c0] fills validRow = R1*16 and "
+                                      "validCol = B*C1*c0 (pto-isa-semantics 4.2)",
+                                 fix=f"set {t.name}'s valid region to ({rows}, {cols}) or reshape the view")
+            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid,
+                                         "ND" if t.type.loc == "Acc" else t.type.layout_name)
+
+
 def check_view(node, soc) -> None:
     """Layout pair, the view's rows x cols (as the tile sees them) against the tile's valid
     region, stride and size rules of the NPU's DMA, atomic-add and pad-value rules."""
     t, v = _operands(node)
     ty, s = t.type, v.shape
     if ty.loc == "Acc":
-        return _check_acc(node, soc, t, v)
+        _check_acc(node, soc, t, v)
+        _check_extent(node, t, v, _acc_mode(node, t, v))
+        return
     if ty.dtype is not v.tensor.dtype:
         raise DTypeError(f"{node.name}: tile {t.name} is {ty.dtype.name} but tensor {v.tensor.name} "
                          f"is {v.tensor.dtype.name}",
@@ -165,16 +179,7 @@ def check_view(node, soc) -> None:
                            rule="quantisation and ReLU on the way out are the fixpipe's (Acc tiles)",
                            fix="apply them with TMULS / TRELU on the Vec tile first")
     mode = transfer_mode(node, soc)
-    rows, cols = view_extent(mode, s)
-    for want, have in zip((rows, cols), t.valid):
-        if is_static(want) and is_static(have) and want != have:
-            if mode == NZ:
-                raise ShapeError(f"{node.name}: the NZ view fills {rows} x {cols} (tile rows x cols) "
-                                 f"but tile {t.name} has a {t.valid[0]} x {t.valid[1]} valid region",
-                                 rule="an NZ view [B, C1, R1, 16, c0] fills validRow = R1*16 and "
-                                      "validCol = B*C1*c0 (pto-isa-semantics 4.2)",
-                                 fix=f"set {t.name}'s valid region to ({rows}, {cols}) or reshape the view")
-            raise Dx.view_shape_mismatch(node.name, (rows, cols), t.name, t.valid, ty.layout_name)
+    _check_extent(node, t, v, mode)
     c0 = 32 // ty.dtype.itemsize
     if mode == NZ:
         if ty.dtype.itemsize == 8:

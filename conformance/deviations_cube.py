@@ -5,6 +5,7 @@ be xfails) are not collected there: ``cpusim_runs`` in test_cube.py says which."
 from __future__ import annotations
 
 from .deviations import BF16, FP8, H_BF16, H_FP8, Deviation
+from .deviations_memory import H_NZ, NZ
 
 LEFT_ZZ = ("pto-isa's CPU TMATMUL static_asserts a Left tile in Nz; a2a3's TileLeft (the layout its "
            "L0A holds) is Zz, so no a2a3 cube kernel builds there")
@@ -29,4 +30,5 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("test_bias_and_relu_epilogue", "", LEFT_ZZ, H_LEFT_ZZ),
     Deviation("test_f16_result_is_converted_by_the_fixpipe", "", LEFT_ZZ, H_LEFT_ZZ),
     Deviation("test_random_gemms", "", LEFT_ZZ, H_LEFT_ZZ, strict=False),
+    Deviation("test_nz_tensor_into_mat_nz", "", NZ, H_NZ),
 )

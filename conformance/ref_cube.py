@@ -9,6 +9,8 @@ NPU. Imports nothing of pypto (numpy and ml_dtypes only).
 * The fixpipe (``fixpipe``): ReLU, then value * scale, then the destination type: integers round
   half to even and saturate; floats round to nearest even (IEEE; f16 via numpy, bf16 via
   ml_dtypes from the f32 accumulator).
+* MX forms (``mx_scaled`` then ``matmul``): each operand value times 2^(e - 127) of its e8m0
+  scale, one per 32 K elements (aScale[i, k // 32], bScale[k // 32, j]).
 * Tolerance of a float accumulation (``tolerance``): |C - ref| <= 2 k eps32 sum_k |A B| + tiny.
 """
 from __future__ import annotations
@@ -28,8 +30,8 @@ def inner_box(layout: str, itemsize: int, fractal: int = 512) -> tuple[int, int]
         return 1, 1
     if fractal == 1024:
         return 16, 16
-    if fractal == 32:
-        return 16, 2
+    if fractal == 32:                       # MX scales: GM's MX_A_ZZ / MX_B_NN boxes
+        return (16, 2) if layout == "Zz" else (2, 16)
     return (16, c0) if layout in ("Zz", "Nz") else (c0, 16)
 
 
@@ -87,6 +89,16 @@ def matmul(a: np.ndarray, b: np.ndarray, m: int, k: int, n: int, *, acc: np.ndar
     return s
 
 
+def mx_scaled(x: np.ndarray, scales: np.ndarray, along_rows: bool) -> np.ndarray:
+    """An MX operand's values times 2^(e - 127) of its e8m0 scale bytes (255 is NaN), one scale per
+    32 K elements: A's (i, k) takes scales[i, k // 32] (along_rows False), B's (k, j)
+    scales[k // 32, j] (along_rows True)."""
+    e = scales.astype(np.int64)
+    f = np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
+    f = np.repeat(f, 32, axis=0 if along_rows else 1)
+    return x.astype(np.float64) * (f[:x.shape[0]] if along_rows else f[:, :x.shape[1]])
+
+
 def tolerance(a: np.ndarray, b: np.ndarray, m: int, k: int, n: int, extra: np.ndarray | None = None) -> np.ndarray:
     """The bound a float32 accumulation of k products (any order) stays within."""
     mag = np.abs(a[:m, :k].astype(np.float64)) @ np.abs(b[:k, :n].astype(np.float64))
@@ -122,7 +134,8 @@ def quant_word(scale: float) -> int:
 
 REFERENCE = {name: matmul for name in ("TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC",
                                     "TGEMV_BIAS")}
+REFERENCE.update({"TMATMUL_MX": mx_scaled, "TGEMV_MX": mx_scaled})   # then matmul
 REFERENCE.update({name: fixpipe for name in ("TMOV_FP", "TEXTRACT_FP", "TINSERT_FP", "TSTORE_FP")})
 
-__all__ = ["inner_box", "storage_offset", "storage", "matmul", "tolerance", "fixpipe", "quant_word",
+__all__ = ["inner_box", "storage_offset", "storage", "matmul", "mx_scaled", "tolerance", "fixpipe", "quant_word",
            "REFERENCE"]

@@ -618,8 +618,8 @@ def test_vector_quantised_moves_out_of_l0c(pto_init, target, form):
 @pytest.mark.parametrize("layout", ["Nz", "Zn", "Zz"])
 @pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
 def test_mat_layouts_round_trip_through_tstore(pto_init, target, layout, dt):
-    """a2a3 stores Mat tiles to GM: an ND matrix loaded into each boxed L1 layout (and an NZ GM
-    tensor into an Nz tile) comes back unchanged, and the NZ tensor reads as its logical matrix."""
+    """a2a3 stores Mat tiles to GM: an ND matrix loaded into each boxed L1 layout comes back
+    unchanged."""
     _init(pto_init, target, "a2a3")
     if target.backend == "npu-cpusim" and layout == "Zz":
         pytest.skip("pto-isa's CPU backend addresses every row-major boxed tile as Zn (3.3)")
@@ -637,16 +637,149 @@ def test_mat_layouts_round_trip_through_tstore(pto_init, target, layout, dt):
     out = pypto.zeros((rows, cols), DT[dt])
     pypto.kernel(k_round)(_up(x, dt), out)
     np.testing.assert_array_equal(out.numpy(), x)
-    if layout == "Nz":                         # an NZ tensor holds the tile's storage order
-        c0 = 32 // x.dtype.itemsize
-        nz = R.storage(x, "Nz").reshape(1, cols // c0, rows // 16, 16, c0)
 
-        def k_nz(g, o):
-            t = pto.Tile(pto.Mat, DT[dt], (rows, cols), blayout=blayout, slayout=slayout)
-            pto.TLOAD(t, pto.GlobalTensor(g, nz.shape, (nz.size, rows * c0, 16 * c0, c0, 1),
-                                          layout=pto.NZ))
-            pto.TSTORE(o, t)
 
-        out2 = pypto.zeros((rows, cols), DT[dt])
-        pypto.kernel(k_nz)(_up(nz.reshape(-1), dt), out2)
-        np.testing.assert_array_equal(out2.numpy(), x)
+@slow_if(lambda p: p["dt"] != "f16")
+@pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
+def test_nz_tensor_into_mat_nz(pto_init, target, dt):
+    """An NZ GM tensor holds an Nz tile's storage order: loaded into a2a3's L1 and stored as ND, it
+    reads as its logical matrix."""
+    _init(pto_init, target, "a2a3")
+    rows, cols = 32, 64
+    x, _ = _values(rng_for("nz-into-mat", dt), dt, (rows, cols))
+    c0 = 32 // x.dtype.itemsize
+    nz = R.storage(x, "Nz").reshape(1, cols // c0, rows // 16, 16, c0)
+
+    def k_nz(g, o):
+        t = pto.TileMatNz(DT[dt], (rows, cols))
+        pto.TLOAD(t, pto.GlobalTensor(g, nz.shape, (nz.size, rows * c0, 16 * c0, c0, 1),
+                                      layout=pto.NZ))
+        pto.TSTORE(o, t)
+
+    out = pypto.zeros((rows, cols), DT[dt])
+    pypto.kernel(k_nz)(_up(nz.reshape(-1), dt), out)
+    np.testing.assert_array_equal(out.numpy(), x)
+
+
+# -- MX (a5): fp8 operands with e8m0 block scales ------------------------------------------------
+
+MX_PAIRS = [("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2")]
+MXK = 128                                  # K capacity: 4 scales per row of A / column of B
+
+
+def _scale_tile(loc_rows: int, loc_cols: int, right: bool, mat: bool):
+    """An e8m0 scale tile: the Mat staging tile in the scale's own layout, or the L0 tile."""
+    if not mat:
+        return (pto.TileRightScale if right else pto.TileLeftScale)(pto.float8_e8m0, (loc_rows, loc_cols))
+    order = pto.ColMajor if right else pto.RowMajor
+    return pto.Tile(pto.Mat, pto.float8_e8m0, (loc_rows, loc_cols), blayout=order, slayout=order,
+                    fractal=32)
+
+
+_MX_SEEN: dict = {}                        # eager kernels leave the scale tiles' storage here
+
+
+@functools.lru_cache(maxsize=None)
+def _mx_kernel(a_dt: str, b_dt: str, op: str, bias: bool, mode: str):
+    def k_mx(a, b, sa, sb, bias_g, c, m, k, n):
+        am = pto.TileMatNz(DT[a_dt], (MC, MXK), valid=pto.DYNAMIC)
+        bm = pto.TileMatNz(DT[b_dt], (MXK, NC), valid=pto.DYNAMIC)
+        sam, sbm = _scale_tile(MC, MXK // 32, False, True), _scale_tile(MXK // 32, NC, True, True)
+        al = pto.TileLeft(DT[a_dt], (MC, MXK), valid=pto.DYNAMIC)
+        br = pto.TileRight(DT[b_dt], (MXK, NC), valid=pto.DYNAMIC)
+        sal, sbr = _scale_tile(MC, MXK // 32, False, False), _scale_tile(MXK // 32, NC, True, False)
+        acc = pto.TileAcc(pto.float32, (MC, NC), valid=pto.DYNAMIC)
+        am.set_valid(m, k)
+        bm.set_valid(k, n)
+        pto.TLOAD(am, a[0:m, 0:k])
+        pto.TLOAD(bm, b[0:k, 0:n])
+        pto.TLOAD(sam, sa[:, :])
+        pto.TLOAD(sbm, sb[:, :])
+        pto.TMOV(al, am)
+        pto.TMOV(br, bm)
+        pto.TMOV(sal, sam)
+        pto.TMOV(sbr, sbm)
+        al.set_valid(m, k)
+        br.set_valid(k, n)
+        extra = ()
+        if bias:
+            bmat = pto.Tile(pto.Mat, pto.float32, (1, NC))
+            bt = pto.TileBias(pto.float32, (1, NC))
+            pto.TLOAD(bmat, bias_g[:, :])
+            pto.TMOV(bt, bmat)
+            extra = (bt,)
+        getattr(pto, op)(acc, al, sal, br, sbr, *extra)
+        rows = 1 if op == "TGEMV_MX" else m
+        acc.set_valid(rows, n)
+        pto.TSTORE(c[0:rows, 0:n], acc)
+        if mode == "eager":
+            _MX_SEEN["sal"], _MX_SEEN["sbr"] = sal.numpy(storage=True), sbr.numpy(storage=True)
+
+    k_mx.__name__ = f"k_{op.lower()}_{a_dt}_{b_dt}{'_bias' if bias else ''}"
+    return pypto.kernel(k_mx, mode=mode)
+
+
+def _run_mx(a_dt, b_dt, op, bias, m, k, n, mode, key):
+    rng = rng_for(key)
+    m = 1 if op == "TGEMV_MX" else m
+    a, av = _values(rng, a_dt, (MC, MXK))
+    b, bv = _values(rng, b_dt, (MXK, NC))
+    sa = rng.integers(118, 137, (MC, MXK // 32)).astype(np.uint8)     # 2^-9 .. 2^9
+    sb = rng.integers(118, 137, (MXK // 32, NC)).astype(np.uint8)
+    bias_v = rng.standard_normal((1, NC)).astype(np.float32)
+    c = pypto.zeros((MC, NC), pypto.float32)
+    _MX_SEEN.clear()
+    e8 = ml_dtypes.float8_e8m0fnu
+    _mx_kernel(a_dt, b_dt, op, bias, mode)(_up(a, a_dt), _up(b, b_dt), pypto.Tensor(sa.view(e8)),
+                                         pypto.Tensor(sb.view(e8)), pypto.Tensor(bias_v), c,
+                                         m, k, n)
+    fa, fb = R.mx_scaled(av, sa, False), R.mx_scaled(bv, sb, True)
+    want = R.matmul(fa, fb, m, k, n, bias=bias_v[0] if bias else None)
+    err = np.abs(c.numpy()[:m, :n].astype(np.float64) - want)
+    tol = R.tolerance(fa, fb, m, k, n, bias_v[0, :n] if bias else None)
+    assert (err <= tol).all(), f"max error {err.max()} over tolerance {tol[err > tol].min()}"
+    if mode == "eager":                         # the scale tiles' storage: GM's MX_A_ZZ / MX_B_NN
+        np.testing.assert_array_equal(_MX_SEEN["sal"].view(np.uint8), R.storage(sa, "Zz", 32))
+        np.testing.assert_array_equal(_MX_SEEN["sbr"].view(np.uint8), R.storage(sb, "Nn", 32))
+
+
+@slow_if(lambda p: (p["a_dt"], p["b_dt"]) in QUICK_SKIP)
+@pytest.mark.parametrize("a_dt,b_dt", MX_PAIRS)
+@pytest.mark.parametrize("op,bias", [("TMATMUL_MX", False), ("TMATMUL_MX", True), ("TGEMV_MX", True)])
+def test_mx_matmul(sim_modes, op, bias, a_dt, b_dt):
+    """C = (A . 2^(sa - 127)) @ (B . 2^(sb - 127)) [+ bias] over runtime m/k/n, on a5, every fp8
+    pairing, both simulator modes (npu-cpusim has no fp8 or e8m0 types)."""
+    for mode, init in sim_modes:
+        init(soc="a5")
+        for mkn in ((MC, MXK, NC), (17, 70, 33)):
+            _run_mx(a_dt, b_dt, op, bias, *mkn, mode, ("mx", op, bias, a_dt, b_dt, mkn))
+
+
+def test_mx_is_a5_only(pto_init):
+    pto_init(soc="a2a3")
+
+    def k_a2a3(c):
+        al = pto.TileLeft(pto.float16, (16, 64))
+        acc = pto.TileAcc(pto.float32, (16, 16))
+        pto.TMATMUL_MX(acc, al, al, al, al)
+    with pytest.raises(pypto.PtoError, match="a2a3"):
+        _trace(k_a2a3, pypto.zeros((16, 16), pypto.float32))
+
+
+def _mx_rule_kernel(dt, scale_cols: int):
+    def k_rule(c):
+        al = pto.TileLeft(dt, (16, 64))
+        br = pto.TileRight(dt, (64, 16))
+        sal = pto.TileLeftScale(pto.float8_e8m0, (16, scale_cols))
+        sbr = pto.TileRightScale(pto.float8_e8m0, (2, 16))
+        pto.TMATMUL_MX(pto.TileAcc(pto.float32, (16, 16)), al, sal, br, sbr)
+    return k_rule
+
+
+def test_mx_scale_shapes_and_fp4(pto_init):
+    """One scale per 32 K elements (aScale (M, K/32)); packed fp4 operands are not simulated yet."""
+    pto_init(soc="a5")
+    with pytest.raises(pypto.errors.TileShapeError, match=r"(?s)aScale .* shape \(16, 2\)"):
+        _trace(_mx_rule_kernel(pto.float8_e4m3, 4), pypto.zeros((16, 16), pypto.float32))
+    with pytest.raises(pypto.errors.NotSimulatedError, match="float4_e2m1x2"):
+        _trace(_mx_rule_kernel(pto.float4_e2m1x2, 2), pypto.zeros((16, 16), pypto.float32))

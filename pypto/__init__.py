@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import errors
 from . import dtypes
 from .dtypes import (DType, bfloat16, float4_e1m2x2, float4_e2m1x2, float8_e4m3, float8_e5m2,
-                     float16, float32, hifloat8, int8, int16, int32, int64, uint8, uint16, uint32,
+                     float8_e8m0, float16, float32, hifloat8, int8, int16, int32, int64, uint8, uint16, uint32,
                      uint64, quant_scale)
 from .errors import PtoError
 from .runtime import (Session, finalize, get_device_count, init, is_initialized, reset_stats,
@@ -36,6 +36,6 @@ __all__ = [
     "Session", "Tensor", "empty", "zeros", "from_numpy", "load_insn", "list_insns",
     "load_custom_insn", "Insn", "kernel", "pto", "SimOptions", "PtoError", "errors", "DType",
     "float16", "bfloat16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-    "int64", "uint64", "float8_e4m3", "float8_e5m2", "hifloat8", "float4_e2m1x2", "float4_e1m2x2", "dtypes",
+    "int64", "uint64", "float8_e4m3", "float8_e5m2", "hifloat8", "float8_e8m0", "float4_e2m1x2", "float4_e1m2x2", "dtypes",
     "quant_scale",
 ]

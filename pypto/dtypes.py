@@ -77,6 +77,8 @@ float8_e5m2 = _d("float8_e5m2", "e5m2", 1, "float", ml_dtypes.float8_e5m2, np.ui
 # a5's HiFloat8 (no numpy type exists): host arrays hold the codes as uint8; hif8_encode /
 # hif8_decode convert values.
 hifloat8 = _d("hifloat8", "hif8", 1, "float", np.uint8, np.uint8, "hifloat8_t", coded=True)
+# a5's MX block scale: a byte s meaning 2**(s - 127) (0xFF is NaN; no sign, no zero).
+float8_e8m0 = _d("float8_e8m0", "e8m0", 1, "float", ml_dtypes.float8_e8m0fnu, np.uint8, "float8_e8m0_t")
 
 # a5's 4-bit floats, two per byte (low nibble first): an element is one byte holding a pair.
 # Host arrays hold the packed bytes as uint8 (pack_fp4 / unpack_fp4 convert values).
@@ -84,7 +86,8 @@ float4_e2m1x2 = _d("float4_e2m1x2", "fp4e2m1x2", 1, "float", np.uint8, np.uint8,
 float4_e1m2x2 = _d("float4_e1m2x2", "fp4e1m2x2", 1, "float", np.uint8, np.uint8, "float4_e1m2x2_t", 2)
 
 ALL: tuple[DType, ...] = (float16, bfloat16, float32, int8, uint8, int16, uint16, int32, uint32,
-                          int64, uint64, float8_e4m3, float8_e5m2, hifloat8, float4_e2m1x2, float4_e1m2x2)
+                          int64, uint64, float8_e4m3, float8_e5m2, hifloat8, float8_e8m0, float4_e2m1x2,
+                          float4_e1m2x2)
 PACKED: tuple[DType, ...] = tuple(d for d in ALL if d.lanes > 1)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {d.short: d for d in ALL}
 BY_NAME |= {"half": float16, "float": float32, "bf16": bfloat16, "fp16": float16, "fp32": float32}

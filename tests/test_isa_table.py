@@ -53,9 +53,8 @@ SEEDS = {"add": "TADD", "sub": "TSUB", "mul": "TMUL", "div": "TDIV", "min": "TMI
 VECTOR_SEEDS = {"relu": "TRELU", "rem": "TREM", "and": "TAND", "cmp": "TCMP", "sel": "TSEL",
                 "colmax": "TCOLMAX", "sort": "TSORT32", "rowmax": "TROWMAX", "sels": "TSELS"}
 
-# Element types that only exist as strings in per-operand tuples (not in pypto.dtypes).
-EXTRA_DTYPES = {"e8m0", "hif8", "e2m1x2", "e1m2x2"}
-A5_ONLY_DTYPES = EXTRA_DTYPES | {"e4m3", "e5m2"}
+# Element types only a5 has.
+A5_ONLY_DTYPES = {"e4m3", "e5m2", "hif8", "e8m0", "fp4e2m1x2", "fp4e1m2x2"}
 
 KINDS = {"tile", "gm", "scalar"}
 ROLES = {"out", "in", "inout", "tmp"}
@@ -247,7 +246,7 @@ def test_per_operand_tuples(ins):
                 if d is None:
                     continue
                 assert o.kind != "scalar", f"{soc}: scalar {o.name} gets no dtype"
-                assert d in EXTRA_DTYPES or (d in BY_NAME and BY_NAME[d].short == d), \
+                assert d in BY_NAME and BY_NAME[d].short == d, \
                     f"{soc}: unknown dtype {d!r} for {o.name}"
 
 

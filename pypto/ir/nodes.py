@@ -230,8 +230,8 @@ class TileType:
             return 1, 1
         if self.fractal == 1024:
             return 16, 16
-        if self.fractal == 32:
-            return 16, 2
+        if self.fractal == 32:     # MX scales: ScaleLeft Zz 16 x 2, ScaleRight Nn 2 x 16 (GM MX_A_ZZ / MX_B_NN)
+            return (16, 2) if self.slayout == "RowMajor" else (2, 16)
         return (16, c0) if self.slayout == "RowMajor" else (c0, 16)
 
     @functools.cached_property

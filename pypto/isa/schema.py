@@ -23,9 +23,10 @@ CATEGORY_BASE = {
 }
 
 
-# Tile layout names (pto-isa-semantics 3.1): unboxed ND/DN, boxed Zz/Nz/Zn (Nn is unsupported).
+# Tile layout names (pto-isa-semantics 3.1): unboxed ND/DN, boxed Zz/Nz/Zn, and Nn (only the MX
+# scales of ScaleRight use it).
 UNBOXED = ("ND", "DN")
-LAYOUTS = ("ND", "DN", "Zz", "Nz", "Zn")
+LAYOUTS = ("ND", "DN", "Zz", "Nz", "Zn", "Nn")
 
 # (BLayout, SLayout) of each layout name, and the C++ tile aliases of pto_tile.hpp (3.4):
 # alias -> (location, layout name, fractal); "left" is the SoC's own (SocProfile.left_layout).

@@ -30,6 +30,7 @@ float16, bfloat16, float32 = _D.float16, _D.bfloat16, _D.float32
 int8, uint8, int16, uint16 = _D.int8, _D.uint8, _D.int16, _D.uint16
 int32, uint32, int64, uint64 = _D.int32, _D.uint32, _D.int64, _D.uint64
 float8_e4m3, float8_e5m2, hifloat8 = _D.float8_e4m3, _D.float8_e5m2, _D.hifloat8
+float8_e8m0 = _D.float8_e8m0
 float4_e2m1x2, float4_e1m2x2 = _D.float4_e2m1x2, _D.float4_e1m2x2
 
 # -- pipes and events ----------------------------------------------------------------------------

@@ -20,19 +20,21 @@ from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
 from .kernels import launch_dims
 
-BM = BN = 128                  # output tile (L0C: 64 KiB of f32, half the smallest L0C)
+BM, BN_MAX = 128, 256           # output tile rows; columns: as many as the SoC's L0C holds, up to 256
 _ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
 RELU = Param("relu", "bool", (False, True), False)
 
 
 def tile_sizes(soc, in_dt: D.DType) -> tuple[int, int, int]:
-    """(BM, BN, BK): BK is the largest that fits a BM x BK tile in L0A and a BK x BN one in L0B
-    (this kernel is not double-buffered: examples/kernel_gemm.py shows ping-pong), a multiple
-    of 32 bytes' worth of elements."""
-    cap = min(soc.space("Left").capacity // BM, soc.space("Right").capacity // BN)
+    """(BM, BN, BK): BN is the widest BM x BN 4-byte accumulator L0C holds (fewer, wider tiles
+    move less data per multiply), BK the largest that fits a BM x BK tile in L0A and a BK x BN
+    one in L0B (this kernel is not double-buffered: examples/kernel_gemm.py shows ping-pong), a
+    multiple of 32 bytes' worth of elements."""
+    bn = min(BN_MAX, soc.space("Acc").capacity // (BM * 4))
+    cap = min(soc.space("Left").capacity // BM, soc.space("Right").capacity // bn)
     bk = cap // in_dt.itemsize
     c0 = 32 // in_dt.itemsize
-    return BM, BN, max(c0, min(bk, 4096) // c0 * c0)
+    return BM, bn, max(c0, min(bk, 4096) // c0 * c0)
 
 
 def _gemm(bias: bool, relu: bool) -> KernelFunction:
@@ -183,7 +185,8 @@ def _views(call: F.Call) -> dict[int, tuple]:
 
 def _blocks(call: F.Call) -> int:
     batch, _, m, _, n = _shapes(call)
-    return launch_dims(batch * -(-m // BM) * -(-n // BN), call.soc.aic_cores)
+    bm, bn, _ = tile_sizes(call.soc, call.info[0][0])
+    return launch_dims(batch * -(-m // bm) * -(-n // bn), call.soc.aic_cores)
 
 
 def _example(dt, to):

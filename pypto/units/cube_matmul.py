@@ -11,16 +11,17 @@ TGEMV_ACC, TGEMV_BIAS, and on a5 TMATMUL_MX / TGEMV_MX.
 * a2a3 runs TMATMUL* with m == 1 as m = 16: 16 accumulator rows are written (from whatever a's
   rows 1..15 hold); TGEMV* run with m = 1 on both SoCs.
 * Integer accumulation wraps modulo 2^32; float accumulation is f32 (BLAS sgemm order).
-* Not simulated yet: the MX forms (no e8m0 element type yet); their checks are here already.
+* The MX forms (a5): each operand element times 2^(e - 127) of its e8m0 scale (one per 32 K
+  elements: aScale[i, k // 32], bScale[k // 32, j]), products summed exactly and rounded to f32;
+  fp8 operands only (packed fp4 pairs are refused as not simulated yet).
 Reference: conformance/ref_cube.py.
 """
 from __future__ import annotations
 
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.convert import CODES
-from ..errors import LayoutError, OperandError, TileShapeError
+from ..errors import LayoutError, NotSimulatedError, OperandError, TileShapeError
 from ..ir.nodes import TileVar
-from ..ir import registry
 from ..ir.registry import Unit, register
 from ..isa import TABLE
 
@@ -96,10 +97,24 @@ def check_matmul(node, soc) -> None:
                              f"{bias.type.rows} x {bias.type.cols} tile",
                              rule="a Bias tile is one ND row with at least c.Cols elements",
                              fix=f"declare it pto.TileBias({bias.type.dtype.name}, {c.type.cols})")
-    if node.name.endswith("_MX") and a.type.cols % 64:
+    if node.name.endswith("_MX"):
+        _check_mx(node, a, b, p["aScale"], p["bScale"])
+
+
+def _check_mx(node, a, b, sa, sb) -> None:
+    """K is a multiple of 64; one e8m0 scale per 32 K elements: aScale (M, K/32), bScale (K/32, N)."""
+    if a.type.cols % 64:
         raise TileShapeError(f"{node.name}: a {a.name} has {a.type.cols} columns",
                              rule="the MX forms need a.Cols % 64 == 0 (pto-isa-semantics 6.3)",
                              fix="declare a (and b's rows) as a multiple of 64")
+    k32 = a.type.cols // 32
+    for what, t, want in (("aScale", sa, (a.type.rows, k32)), ("bScale", sb, (k32, b.type.cols))):
+        if (t.type.rows, t.type.cols) != want:
+            raise TileShapeError(f"{node.name}: {what} {t.name} is {t.type.rows} x {t.type.cols}",
+                                 rule=f"{what} holds one scale per 32 K elements: {want[0]} x "
+                                      f"{want[1]} for a {a.type.rows} x {a.type.cols} a and a "
+                                      f"{b.type.rows} x {b.type.cols} b",
+                                 fix=f"declare {t.name} with shape {want}")
 
 
 def lower_matmul(node, soc) -> list[L.Call]:
@@ -127,11 +142,25 @@ def emit_matmul(node, soc, cx) -> str:
     return f"{node.name}{tmpl}({', '.join(cx.operand(o) for o in ops)});"
 
 
-MX_PENDING = ("the MX forms need the e8m0 scale element type and fp4 operands in matrix tiles, "
-              "not built yet")
+def lower_mx(node, soc) -> list[L.Call]:
+    """TMATMUL_MX / TGEMV_MX with fp8 operands; the packed fp4 pairs are not simulated yet."""
+    p = parts(node)
+    a, b, c = p["a"], p["b"], p["c"]
+    for t in (a, b):
+        if t.type.dtype.lanes > 1:
+            raise NotSimulatedError(f"{node.name}: {t.name} is {t.type.dtype.name}",
+                                    rule="the simulator multiplies MX fp8 operands; packed fp4 pairs "
+                                         "in matrix tiles are not built yet",
+                                    fix="use float8_e4m3 / float8_e5m2 operands, or mode='eager' "
+                                        "will refuse it the same way")
+    bias = p.get("bias")
+    codes = tuple(L.lit(CODES[t.type.dtype.short]) for t in (a, b, p["aScale"]))
+    args = ((L.tile(c), L.tile(a), L.tile(p["aScale"]), L.tile(b), L.tile(p["bScale"]),
+             L.tile(bias if bias is not None else c)) + codes
+            + (L.lit(node.name.startswith("TGEMV")), L.lit(bias is not None), L.err()))
+    return [L.Call(L.lib("cube.mma_mx"), args)]
+
+
 for _name in (n for n, spec in TABLE.items() if spec.category == "matmul"):
-    mx = _name.endswith("_MX")
-    register(Unit(_name, check=check_matmul, sim=None if mx else lower_matmul, emit=emit_matmul,
-                  seed=TABLE[_name].seed))
-    if mx:
-        registry.PENDING[_name] = MX_PENDING
+    register(Unit(_name, check=check_matmul, sim=lower_mx if _name.endswith("_MX") else lower_matmul,
+                  emit=emit_matmul, seed=TABLE[_name].seed))

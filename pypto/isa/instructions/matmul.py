@@ -31,7 +31,8 @@ _MM_BIAS = {soc: tuple((c, a, b, c) for c, a, b in v) for soc, v in _MM.items()}
 
 # MX (a5 only): (C, A, aScale, B, bScale, bias); fp8 pairs or fp4x2 pairs, any pairing.
 _MX_AB = (("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"),
-          ("e2m1x2", "e2m1x2"), ("e2m1x2", "e1m2x2"), ("e1m2x2", "e2m1x2"), ("e1m2x2", "e1m2x2"))
+          ("fp4e2m1x2", "fp4e2m1x2"), ("fp4e2m1x2", "fp4e1m2x2"), ("fp4e1m2x2", "fp4e2m1x2"),
+          ("fp4e1m2x2", "fp4e1m2x2"))
 _MX = {"a2a3": (), "a5": tuple(("f32", a, "e8m0", b, "e8m0", "f32") for a, b in _MX_AB)}
 
 _COMMON = ("accPhase (C++ values Unspecified=0, Partial=2, Final=3) lets the cube and the fixpipe "

@@ -6,7 +6,7 @@ operand (the GM operand's element type included).
 from ..schema import Instr, Operand, Param, PipeRule, per_soc
 
 _LOAD_TYPES = per_soc("i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32",
-                      "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 e4m3 e5m2 hif8")
+                      "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 e4m3 e5m2 hif8 e8m0")
 
 _ATOMIC = Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None")
 _RELU = Param("reluMode", "ReluPreMode", ("NoRelu", "NormalRelu"), "NoRelu")
@@ -45,8 +45,8 @@ INSTRUCTIONS = (
                  "CPU sim fills the whole tile with the pad value first (0 for PadNull) and has no NZ "
                  "GM layout",
                  "int8 PadValue::Min is -1 on the NPU (-128 in the CPU sim)",
-                 "a5 also moves hif8 (pads 0, as fp8); its fp4 and e8m0 tiles belong to the matrix "
-                 "path (Mat tiles), not to Vec")),
+                 "a5 also moves hif8 (pads 0, as fp8) and the e8m0 MX scales, into Mat tiles only "
+                 "(the NPU's MX_A_ND / MX_B_ND views of an ND matrix); fp4 pairs are not loaded yet")),
     Instr("TPREFETCH", 0x1302, "memory",
           "DMA gm into a Vec tile used as scratch; the tile's contents afterwards are unspecified",
           (Operand("dst", role="out"), Operand("src", kind="gm", locs=())),

@@ -24,7 +24,7 @@ _FMATRIX = Param("fmatrixMode", "SetFmatrixMode",
 
 # Element-type vocabularies (section 6.5).
 _CUBE_A2A3 = "i8 f16 bf16 f32"                                    # Mat -> Left/Right, same type
-_CUBE_A5 = _CUBE_A2A3 + " e4m3 e5m2 hif8 e8m0 e2m1x2 e1m2x2"
+_CUBE_A5 = _CUBE_A2A3 + " e4m3 e5m2 hif8 e8m0 fp4e2m1x2 fp4e1m2x2"
 _VEC = "i8 u8 i16 u16 i32 u32 f16 bf16 f32"                      # Vec -> Vec / Vec -> Mat
 _VEC_A5 = _VEC + " e4m3 e5m2 hif8"                                # a5 adds the 8-bit floats
 _ACC_A2A3 = "f32>f16 f32>bf16"                                    # Acc -> Mat, plain / relu

@@ -16,7 +16,7 @@ Two layers:
              ``uint32`` view of an f32 tile, or ``int64`` raw bits): only the low bits of the
              source's width are read.  ``float64`` is rejected at typing time.
 ``src_code`` / ``dst_code``  element type codes ``F32 F16 BF16 E4M3 E5M2 HIF8 I8 U8 I16 U16 I32 U32 I64``
-             (``CODES`` maps PTO short names to them).
+             (``CODES`` maps PTO short names to them); ``E8M0``, an MX scale, is only decoded.
 ``rmode``    ``CAST_NONE=0 CAST_RINT=1 CAST_ROUND=2 CAST_FLOOR=3 CAST_CEIL=4 CAST_TRUNC=5 CAST_ODD=6``
              (PTO's enum order).  ``resolve`` never returns ``CAST_NONE``; if it reaches ``cvt_bits``
              it means nearest-even.
@@ -80,7 +80,8 @@ from ....dtypes import HIF8_CLASSES, HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
 from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
 
 __all__ = [
-    "F32", "F16", "BF16", "E4M3", "E5M2", "HIF8", "I8", "U8", "I16", "U16", "I32", "U32", "I64", "CODES",
+    "F32", "F16", "BF16", "E4M3", "E5M2", "HIF8", "I8", "U8", "I16", "U16", "I32", "U32", "I64", "E8M0",
+    "CODES",
     "CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ODD",
     "RMODES", "SAT_WRAP", "SAT_CLAMP", "WRAP_BY_DEFAULT",
     "cvt_bits", "cvt_value", "cvt_f32", "bits_f32", "resolve",
@@ -95,9 +96,9 @@ _J = dict(cache=True, error_model="numpy", nogil=True)
 # Codes
 # ---------------------------------------------------------------------------
 
-F32, F16, BF16, E4M3, E5M2, HIF8, I8, U8, I16, U16, I32, U32, I64 = range(13)
+F32, F16, BF16, E4M3, E5M2, HIF8, I8, U8, I16, U16, I32, U32, I64, E8M0 = range(14)
 CODES = {"f32": F32, "f16": F16, "bf16": BF16, "e4m3": E4M3, "e5m2": E5M2, "hif8": HIF8, "i8": I8,
-         "u8": U8, "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64}
+         "u8": U8, "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64, "e8m0": E8M0}
 _FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2, HIF8})
 # hif8's normal classes indexed by exponent width D (|e| < 2**D): (first payload, D, mantissa bits)
 _HIF8_BY_D = tuple(sorted(HIF8_CLASSES, key=lambda c: c[1]))
@@ -141,7 +142,7 @@ def _raw_impl(x):
 
 @njit(**_J)
 def _is_float(code):
-    return code <= HIF8
+    return code <= HIF8 or code == E8M0
 
 
 @njit(**_J)
@@ -201,6 +202,8 @@ def _load_float(raw, src):
         return np.float64(f16_to_f32((raw & 0xFF) << 8))
     if src == HIF8:
         return HIF8_VALUES[raw & 0xFF]             # a global array: numba freezes it
+    if src == E8M0:                                   # an MX scale: 2**(s - 127), 0xFF NaN
+        return np.nan if raw & 0xFF == 0xFF else math.ldexp(1.0, np.int64(raw & 0xFF) - 127)
     return _e4m3_to_f64(raw & 0xFF)
 
 

@@ -6,6 +6,10 @@ Operands are read through their layout descriptors into dense matrices and multi
   accumulation is f32, as the cube's; its order is the BLAS library's (the NPU's is unspecified).
 * i8 inputs multiply in f64, which is exact (|sum| < 4095 * 2^14), and accumulate into i32
   modulo 2^32.
+* MX (a5): fp8 operands times their e8m0 block scales (2^(e - 127), one per 32 K elements) are
+  exact in f64; their products are summed there (dgemm) and rounded once to f32.
+Operands move into the dense matrices in runs (layout.copy_runs): B as its transpose, so the
+columns of Zn boxes stay consecutive.
 The fixpipe converts one accumulator value: ReLU first, then the quantisation scale (a multiply),
 then the destination type (nearest even; integers saturate). Scales are f32 bit patterns in the
 low 32 bits of a u64 (the scalar preQuantScalar, or fp[0, j] of a Scaling tile per column).
@@ -16,9 +20,9 @@ from numba import njit
 from ... import errcodes as E
 from .checks import in_range
 from .convert import BF16, F16, F32, decode, encode
-from .floatbits import bf16_to_f32, bits_f32, f16_to_f32
-from .layout import offset, parts
-from .memory import _check, _rc
+from .floatbits import bf16_to_f32, bits_f32, f16_widen
+from .layout import copy_runs, offset, parts, strided
+from .memory import _check, _rc, _transfer
 from .xcall import xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
@@ -28,40 +32,36 @@ Q_NONE, Q_SCALAR, Q_VECTOR = 0, 1, 2
 
 
 @njit(**_J)
-def _dense32(src, lay, rows, cols, code):
-    """src[0:rows, 0:cols] as a dense float32 matrix (every element widens exactly)."""
-    out = np.empty((rows, cols), np.float32)
-    ro, co = parts(lay, 0, rows, 0, cols)
+def _raw(src, lay, rows, cols, transposed):
+    """src[0:rows, 0:cols] copied as stored (same element type) into a dense row-major array,
+    of the transpose when ``transposed`` (so a Zn operand's box columns stay runs)."""
+    out = np.empty(rows * cols, src.dtype)
+    dense = strided(1, rows) if transposed else strided(cols, 1)
+    copy_runs(out, 0, dense, 0, 0, src, 0, lay, 0, 0, rows, cols, False)
+    return out.reshape(cols, rows) if transposed else out.reshape(rows, cols)
+
+
+@njit(**_J)
+def _dense32(src, lay, rows, cols, code, transposed):
+    """src[0:rows, 0:cols] (or its transpose) as a dense float32 matrix; every element widens
+    exactly."""
+    raw = _raw(src, lay, rows, cols, transposed)
     if code == F32:
-        for i in range(rows):
-            for j in range(cols):
-                out[i, j] = src[ro[i] + co[j]]
-    elif code == F16:
-        for i in range(rows):
-            for j in range(cols):
-                out[i, j] = f16_to_f32(np.uint16(src[ro[i] + co[j]]))
+        return raw.astype(np.float32)
+    out = np.empty(raw.shape, np.float32)
+    flat, r = out.ravel(), raw.ravel()
+    if code == F16:
+        for x in range(r.size):
+            flat[x] = f16_widen(np.uint16(r[x]))
     elif code == BF16:
-        for i in range(rows):
-            for j in range(cols):
-                out[i, j] = bf16_to_f32(np.uint16(src[ro[i] + co[j]]))
+        for x in range(r.size):
+            flat[x] = bf16_to_f32(np.uint16(r[x]))
     else:
         table = np.empty(256, np.float32)          # 1-byte floats: decode each code once
         for x in range(256):
             table[x] = np.float32(decode(np.uint8(x), code))
-        for i in range(rows):
-            for j in range(cols):
-                out[i, j] = table[np.uint8(src[ro[i] + co[j]])]
-    return out
-
-
-@njit(**_J)
-def _dense64(src, lay, rows, cols):
-    """An integer tile's src[0:rows, 0:cols] as a dense float64 matrix."""
-    out = np.empty((rows, cols), np.float64)
-    ro, co = parts(lay, 0, rows, 0, cols)
-    for i in range(rows):
-        for j in range(cols):
-            out[i, j] = src[ro[i] + co[j]]
+        for x in range(r.size):
+            flat[x] = table[np.uint8(r[x])]
     return out
 
 
@@ -79,6 +79,15 @@ def _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err):
     return m, k, n, rows
 
 
+@njit(inline="always", **_J)
+def _add_bias(p, bias, bsl, rows, n):
+    """p[i, j] += bias[0, j] (f32): the bias forms seed the accumulator with the bias row."""
+    for j in range(n):
+        bj = bias[offset(bsl, 0, j)]
+        for i in range(rows):
+            p[i, j] += bj
+
+
 @njit(**_J)
 def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc, bsl,
               acode, bcode, arows, gemv, accumulate, has_bias, m16, err):
@@ -86,17 +95,10 @@ def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsv
     m, k, n, rows = _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err)
     if m == 0:
         return
-    p = np.dot(_dense32(a, al, rows, k, acode), _dense32(b, bl, k, n, bcode))
-    ro, co = parts(cl, 0, rows, 0, n)
-    for i in range(rows):
-        for j in range(n):
-            o = ro[i] + co[j]
-            if accumulate:
-                c[o] = c[o] + p[i, j]
-            elif has_bias:
-                c[o] = bias[offset(bsl, 0, j)] + p[i, j]
-            else:
-                c[o] = p[i, j]
+    p = np.dot(_dense32(a, al, rows, k, acode, False), _dense32(b, bl, k, n, bcode, True).T)
+    if has_bias and not accumulate:
+        _add_bias(p, bias, bsl, rows, n)
+    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
 
 
 @njit(**_J)
@@ -106,17 +108,47 @@ def mma_int(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc,
     m, k, n, rows = _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err)
     if m == 0:
         return
-    p = np.dot(_dense64(a, al, rows, k), _dense64(b, bl, k, n))
-    ro, co = parts(cl, 0, rows, 0, n)
+    p = np.dot(_raw(a, al, rows, k, False).astype(np.float64),
+               _raw(b, bl, k, n, True).astype(np.float64).T)
+    acc = _raw(c, cl, rows, n, False) if accumulate else np.zeros((rows, n), np.int32)
     for i in range(rows):
         for j in range(n):
-            o = ro[i] + co[j]
-            s = np.int64(p[i, j])
-            if accumulate:
-                s += np.int64(c[o])
-            elif has_bias:
+            s = np.int64(p[i, j]) + np.int64(acc[i, j])
+            if has_bias and not accumulate:
                 s += np.int64(bias[offset(bsl, 0, j)])
-            c[o] = np.int32(((s + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31)
+            acc[i, j] = np.int32(((s + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31)
+    copy_runs(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
+
+
+@njit(**_J)
+def _scale_k(x, s, sl, scode, rows, k, scale_rows):
+    """x[i, kk] (rows x k, f32) times 2^(e - 127) of its MX scale, in f64 (exact): the scale of
+    A's (i, kk) is s[i, kk // 32]; of B's (kk, j), held here as x[j, kk], s[kk // 32, j]."""
+    out = np.empty((rows, k), np.float64)
+    for i in range(rows):
+        for kb in range(0, k, 32):
+            e = s[offset(sl, kb // 32, i)] if scale_rows else s[offset(sl, i, kb // 32)]
+            f = decode(e, scode)
+            for kk in range(kb, min(kb + 32, k)):
+                out[i, kk] = np.float64(x[i, kk]) * f
+    return out
+
+
+@njit(**_J)
+def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, bl,
+           sb, sbvr, sbvc, sbl, bias, bsvr, bsvc, bsl, acode, bcode, scode, gemv, has_bias, err):
+    """c = (a scaled by sa) @ (b scaled by sb) [+ bias] into an f32 accumulator: every product
+    of the widened, scaled operands is exact in f64 and summed there (BLAS dgemm), then rounded
+    once to f32."""
+    m, k, n, rows = _sizes(avr, avc, bvr, bvc, avr, gemv, False, err)
+    if m == 0:
+        return
+    pa = _scale_k(_dense32(a, al, rows, k, acode, False), sa, sal, scode, rows, k, False)
+    pb = _scale_k(_dense32(b, bl, k, n, bcode, True), sb, sbl, scode, n, k, True)
+    p = np.dot(pa, pb.T).astype(np.float32)
+    if has_bias:
+        _add_bias(p, bias, bsl, rows, n)
+    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
 
 
 # -- moves -------------------------------------------------------------------------------------------
@@ -136,11 +168,7 @@ def copy_window(dst, dvr, dvc, dl, src, svr, svc, sl, rows, cols, sr0, sc0, dr0,
     """dst[dr0 + i, dc0 + j] = src[sr0 + i, sc0 + j] (raw elements, any layouts)."""
     if not _inside(rows, cols, sr0, sc0, dr0, dc0, srows, scols, drows, dcols, err):
         return
-    sro, sco = parts(sl, sr0, rows, sc0, cols)
-    dro, dco = parts(dl, dr0, rows, dc0, cols)
-    for i in range(rows):
-        for j in range(cols):
-            dst[dro[i] + dco[j]] = src[sro[i] + sco[j]]
+    copy_runs(dst, 0, dl, dr0, dc0, src, 0, sl, sr0, sc0, rows, cols, False)
 
 
 @njit(inline="always", **_J)
@@ -191,6 +219,18 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
     the tile's (row, col) (the view's shape must equal the tile's valid region)."""
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
+    if scode == dcode and qmode == Q_NONE:     # no conversion: a plain move, then ReLU in GM
+        _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+        if relu:
+            for i0 in range(s0):
+                for i1 in range(s1):
+                    for i2 in range(s2):
+                        for i3 in range(s3):
+                            g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+                            for i4 in range(s4):
+                                if gm[g + i4 * t4] < 0:
+                                    gm[g + i4 * t4] = 0
+        return
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
@@ -206,6 +246,6 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
 # Called through xcall (lib/xcall.py): each is compiled once per argument types and shared by every
 # kernel, instead of being optimised again inside each (their work is BLAS and whole tiles, so
 # inlining buys nothing); convert_window and store_acc must be, as they contain xcalls.
-for _f in (mma_float, mma_int, copy_window, convert_window, store_acc):
+for _f in (mma_float, mma_int, mma_mx, copy_window, convert_window, store_acc):
     _f.calls_xcall = True
 del _f

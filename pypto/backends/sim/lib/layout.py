@@ -60,3 +60,105 @@ def parts(lay, r0, rows, c0, cols):
     for j in range(cols):
         co[j] = col_part(lay, c0 + j)
     return ro, co
+
+
+_LONG = 1 << 62
+
+
+@njit(**_J)
+def strided(row_stride, col_stride):
+    """The unboxed layout of a strided 2-D block: a GM view's, or a dense scratch matrix's."""
+    z, one = np.int64(0), np.int64(1)
+    return (one, one, np.int64(row_stride), np.int64(col_stride), z, z)
+
+
+@njit(**_J)
+def row_run(lay, c):
+    """(how many columns from c on lie at one constant storage stride within a row, that
+    stride): a whole row in ND and DN, the rest of the box row in the boxed layouts."""
+    ir_, ic, brs, bcs, irs, ics = lay
+    if ir_ == 1 and ic == 1:
+        return _LONG, bcs
+    return ic - c % ic, ics
+
+
+@njit(**_J)
+def col_run(lay, r):
+    """The same down a column from row r."""
+    ir_, ic, brs, bcs, irs, ics = lay
+    if ir_ == 1 and ic == 1:
+        return _LONG, brs
+    return ir_ - r % ir_, irs
+
+
+@njit(**_J)
+def _run(dst, d, ds, src, s, ss, n, add):
+    """n elements at strides ds / ss. Unsigned indices skip numba's negative-index wraparound
+    test per access, so LLVM vectorises the unit-stride loop."""
+    if ds == 1 and ss == 1:
+        du, su = np.uint64(d), np.uint64(s)
+        if add:
+            for x in range(np.uint64(n)):
+                dst[du + x] += src[su + x]
+        else:
+            for x in range(np.uint64(n)):
+                dst[du + x] = src[su + x]
+    else:
+        for x in range(n):
+            di = np.uint64(d + x * ds)
+            si = np.uint64(s + x * ss)
+            if add:
+                dst[di] += src[si]
+            else:
+                dst[di] = src[si]
+
+
+@njit(**_J)
+def _runs(sl, s0, dl, d0, count, along_row):
+    """The runs a row (along_row) or a column of the window splits into, the same for every row
+    (column): (length, src part, dst part) arrays, the parts from col_part / row_part."""
+    length = np.empty(count, np.int64)
+    sp = np.empty(count, np.int64)
+    dp = np.empty(count, np.int64)
+    k, j = 0, 0
+    while j < count:
+        if along_row:
+            n = min(row_run(sl, s0 + j)[0], row_run(dl, d0 + j)[0], count - j)
+            sp[k], dp[k] = col_part(sl, s0 + j), col_part(dl, d0 + j)
+        else:
+            n = min(col_run(sl, s0 + j)[0], col_run(dl, d0 + j)[0], count - j)
+            sp[k], dp[k] = row_part(sl, s0 + j), row_part(dl, d0 + j)
+        length[k] = n
+        k += 1
+        j += n
+    return length[:k], sp[:k], dp[:k]
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
+    """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols
+    window, through the two layouts, in runs along rows or along columns (whichever keeps dst,
+    then src, consecutive): each run is one strided loop, a vectorised copy when both strides
+    are 1. A GM view's 2-D block is ``strided(row stride, col stride)``."""
+    ds_r, ss_r = row_run(dl, 0)[1], row_run(sl, 0)[1]
+    ds_c, ss_c = col_run(dl, 0)[1], col_run(sl, 0)[1]
+    if ds_r == 1 and ss_r == 1:
+        along_row = True
+    elif ds_c == 1 and ss_c == 1:
+        along_row = False
+    else:                                  # a transposing copy: keep dst's writes consecutive
+        along_row = ds_r == 1 or (ds_c != 1 and ss_r == 1)
+    if along_row:
+        length, sp, dp = _runs(sl, sc0, dl, dc0, cols, True)
+        for i in range(rows):
+            s = sb + row_part(sl, sr0 + i)
+            d = db + row_part(dl, dr0 + i)
+            for k in range(length.size):
+                _run(dst, d + dp[k], ds_r, src, s + sp[k], ss_r, length[k], add)
+    else:
+        length, sp, dp = _runs(sl, sr0, dl, dr0, rows, False)
+        for j in range(cols):
+            s = sb + col_part(sl, sc0 + j)
+            d = db + col_part(dl, dc0 + j)
+            for k in range(length.size):
+                _run(dst, d + dp[k], ds_c, src, s + sp[k], ss_c, length[k], add)

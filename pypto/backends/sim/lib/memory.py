@@ -7,8 +7,8 @@ tile's logical (row, col) is the ``mode`` (pto-isa-semantics 4.2):
   COL (1)  DN view, column-major tile: row i3, col ((i0*s1 + i1)*s2 + i2)*s4 + i4
   NZ  (2)  NZ view [B, C1, R1, 16, c0], Nz tile: row i2*s3 + i3, col (i0*s1 + i1)*s4 + i4
 
-Tile elements are addressed through the layout descriptor, so boxed tiles move element by
-element. TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied
+Tile elements are addressed through the layout descriptor and move in runs of consecutive
+storage where both sides have them (layout.copy_runs). TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied
 row (column for COL), and only when the tile's pad value is not Null (4.3); NZ rows are whole
 blocks, so nothing is padded there.
 """
@@ -21,9 +21,11 @@ from numba.extending import intrinsic
 from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
-from .layout import offset, parts, row_dense
+from .layout import copy_runs, offset, strided
+from .xcall import xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
+_copy_runs = xcall(copy_runs)     # compiled once per types, not again inside every kernel
 
 ROW, COL, NZ = 0, 1, 2
 # atomic-add element kinds
@@ -70,64 +72,26 @@ def _rc(mode, i0, i1, i2, i3, i4, s1, s2, s3, s4):
     return i2 * s3 + i3, (i0 * s1 + i1) * s4 + i4
 
 
-@njit(**_J)
-def _copy(dst, src, n):
-    """dst[:n] = src[:n] over two contiguous views (vectorises; no shape-check error path)."""
-    for i in range(n):
-        dst[i] = src[i]
-
-
 @njit(inline="always", **_J)
 def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
-    """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM.
-    Inlined, so each caller's constant direction prunes the other branch."""
-    dense = mode == ROW and row_dense(lay) and t4 == 1
-    if mode != NZ and not dense:
-        _transfer_boxed(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-        return
+    """Move the elements a GM view and a tile's valid region share, GM -> tile or tile -> GM:
+    each (i0, i1, i2) of the view is an s3 x s4 block of the tile, moved in runs (copy_runs)."""
+    glay = strided(t3, t4)
     for i0 in range(s0):
         for i1 in range(s1):
             for i2 in range(s2):
-                for i3 in range(s3):
-                    g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
-                    if dense:
-                        base = offset(lay, ((i0 * s1 + i1) * s2 + i2) * s3 + i3, 0)
-                        if to_tile:
-                            _copy(tile[base:base + s4], gm[g:g + s4], s4)
-                        else:
-                            _copy(gm[g:g + s4], tile[base:base + s4], s4)
-                        continue
-                    for i4 in range(s4):
-                        r, c = _rc(mode, i0, i1, i2, i3, i4, s1, s2, s3, s4)
-                        t = offset(lay, r, c)
-                        if to_tile:
-                            tile[t] = gm[g + i4 * t4]
-                        else:
-                            gm[g + i4 * t4] = tile[t]
-
-
-@njit(inline="always", **_J)
-def _transfer_boxed(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4):
-    """ROW / COL moves through the layout's separable row and column parts (no division per
-    element): the boxed tiles of the matrix path and ND/DN tiles with strided views."""
-    rows, cols = _extent(mode, s0, s1, s2, s3, s4)
-    ro, co = parts(lay, 0, rows, 0, cols)
-    for i0 in range(s0):
-        for i1 in range(s1):
-            for i2 in range(s2):
+                g = off + i0 * t0 + i1 * t1 + i2 * t2
                 outer = (i0 * s1 + i1) * s2 + i2
-                g0 = off + i0 * t0 + i1 * t1 + i2 * t2
-                for i3 in range(s3):
-                    for i4 in range(s4):
-                        if mode == ROW:
-                            t = ro[outer * s3 + i3] + co[i4]
-                        else:
-                            t = ro[i3] + co[outer * s4 + i4]
-                        g = g0 + i3 * t3 + i4 * t4
-                        if to_tile:
-                            tile[t] = gm[g]
-                        else:
-                            gm[g] = tile[t]
+                if mode == ROW:
+                    r0, c0 = outer * s3, 0
+                elif mode == COL:
+                    r0, c0 = 0, outer * s4
+                else:
+                    r0, c0 = i2 * s3, (i0 * s1 + i1) * s4
+                if to_tile:
+                    _copy_runs(tile, 0, lay, r0, c0, gm, g, glay, 0, 0, s3, s4, False)
+                else:
+                    _copy_runs(gm, g, glay, 0, 0, tile, 0, lay, r0, c0, s3, s4, False)
 
 
 @njit(**_J)
@@ -311,3 +275,7 @@ def mscatter(gm, off, src, svr, svc, sl, idx, ivr, ivc, il, err):
     for r in range(svr):
         for c in range(svc):
             gm[off + np.int64(idx[offset(il, r, c)])] = src[offset(sl, r, c)]
+
+
+# They contain an xcall (lib/xcall.py's rule): kernels call them through xcall too.
+tload.calls_xcall = tstore.calls_xcall = True

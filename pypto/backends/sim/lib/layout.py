@@ -148,17 +148,11 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
         along_row = False
     else:                                  # a transposing copy: keep dst's writes consecutive
         along_row = ds_r == 1 or (ds_c != 1 and ss_r == 1)
-    if along_row:
-        length, sp, dp = _runs(sl, sc0, dl, dc0, cols, True)
-        for i in range(rows):
-            s = sb + row_part(sl, sr0 + i)
-            d = db + row_part(dl, dr0 + i)
-            for k in range(length.size):
-                _run(dst, d + dp[k], ds_r, src, s + sp[k], ss_r, length[k], add)
-    else:
-        length, sp, dp = _runs(sl, sr0, dl, dr0, rows, False)
-        for j in range(cols):
-            s = sb + col_part(sl, sc0 + j)
-            d = db + col_part(dl, dc0 + j)
-            for k in range(length.size):
-                _run(dst, d + dp[k], ds_c, src, s + sp[k], ss_c, length[k], add)
+    ds, ss = (ds_r, ss_r) if along_row else (ds_c, ss_c)
+    length, sp, dp = (_runs(sl, sc0, dl, dc0, cols, True) if along_row else
+                      _runs(sl, sr0, dl, dr0, rows, False))
+    for i in range(rows if along_row else cols):     # one line (row or column) at a time
+        s = sb + (row_part(sl, sr0 + i) if along_row else col_part(sl, sc0 + i))
+        d = db + (row_part(dl, dr0 + i) if along_row else col_part(dl, dc0 + i))
+        for k in range(length.size):
+            _run(dst, d + dp[k], ds, src, s + sp[k], ss, length[k], add)

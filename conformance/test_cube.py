@@ -210,12 +210,12 @@ def test_random_sizes(pto_init, target, soc, m, k, n, dt):
 def _wrap_kernel(steps: int):
     def k_wrap(a, b, c):
         am = pto.TileMatNz(pto.int8, (16, 4096))
-        bm = pto.TileMatZn(pto.int8, (4096, 16))
+        bm = pto.TileMatZn(pto.int8, (4096, 16))          # from a DN view (DN -> Zn)
         al = pto.TileLeft(pto.int8, (16, 4096), valid=(16, 4095))
         br = pto.TileRight(pto.int8, (4096, 16), valid=(4095, 16))
         acc = pto.TileAcc(pto.int32, (16, 16))
         pto.TLOAD(am, a)
-        pto.TLOAD(bm, b)
+        pto.TLOAD(bm, _dn_view(b, 4096, 16))
         pto.TMOV(al, am)
         pto.TMOV(br, bm)
         pto.TMATMUL(acc, al, br)
@@ -233,7 +233,7 @@ def test_int32_accumulation_wraps(pto_init, target, soc):
     a = np.full((16, 4096), 127, np.int8)
     b = np.full((4096, 16), 127, np.int8)
     c = pypto.zeros((16, 16), pypto.int32)
-    _wrap_kernel(40)(pypto.Tensor(a), pypto.Tensor(b), c)
+    _wrap_kernel(40)(pypto.Tensor(a), pypto.Tensor(np.ascontiguousarray(b.T)), c)
     want = R.matmul(a.astype(np.int64), b.astype(np.int64), 16, 4095, 16, integer=True) * 0
     total = 41 * 4095 * 127 * 127
     want[:] = ((total + 2 ** 31) % 2 ** 32) - 2 ** 31
@@ -404,7 +404,7 @@ def test_bias_from_f16(pto_init, target, soc):
 @pytest.mark.parametrize("soc", ["a2a3", "a5"])
 @pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
 def test_boxed_layouts_storage_order(sim_modes, soc, dt):
-    """Each boxed layout's storage (eager tiles show it) follows 3.3: Mat Nz and Zn from ND,
+    """Each boxed layout's storage (eager tiles show it) follows 3.3: Mat Nz from ND and Zn from DN,
     Left (Zz on a2a3, Nz on a5) and Right Zn by TMOV, TEXTRACT windows, and Acc Nz 16 x 16."""
     for mode, init in sim_modes:
         if mode != "eager":
@@ -415,24 +415,30 @@ def test_boxed_layouts_storage_order(sim_modes, soc, dt):
         seen = {}
 
         @pypto.kernel(mode="eager")
-        def k_layouts(g, c):
+        def k_layouts(g, gt, c):
             nz = pto.TileMatNz(DT[dt], (32, 64))
             zn = pto.TileMatZn(DT[dt], (32, 64))
             left = pto.TileLeft(DT[dt], (32, 64))
             right = pto.TileRight(DT[dt], (32, 64))
             win = pto.TileLeft(DT[dt], (16, 32))
             pto.TLOAD(nz, g)
-            pto.TLOAD(zn, g)
+            pto.TLOAD(zn, _dn_view(gt, 32, 64))
             pto.TMOV(left, nz)
             pto.TMOV(right, zn)
             pto.TEXTRACT(win, nz, 16, 32)
             for name, t in (("nz", nz), ("zn", zn), ("left", left), ("right", right), ("win", win)):
                 seen[name] = t.numpy(storage=True)
+            if soc == "a5":                            # a5's DMA also turns DN into Nz
+                pto.TLOAD(nz, _dn_view(gt, 32, 64))
+                seen["nz_dn"] = nz.numpy(storage=True)
 
-        k_layouts(pypto.Tensor(x), pypto.zeros((1, 1), pypto.float32))
+        k_layouts(_up(x, dt), _up(np.ascontiguousarray(x.T), dt), pypto.zeros((1, 1), pypto.float32))
         left_layout = "Zz" if soc == "a2a3" else "Nz"
         for name, lay, logical in (("nz", "Nz", x), ("zn", "Zn", x), ("left", left_layout, x),
-                                   ("right", "Zn", x), ("win", left_layout, x[16:32, 32:64])):
+                                   ("right", "Zn", x), ("win", left_layout, x[16:32, 32:64]),
+                                   ("nz_dn", "Nz", x)):
+            if name == "nz_dn" and soc == "a2a3":
+                continue
             want = R.storage(np.ascontiguousarray(logical), lay)
             np.testing.assert_array_equal(seen[name].view(want.dtype), want, err_msg=name)
 
@@ -614,29 +620,50 @@ def test_vector_quantised_moves_out_of_l0c(pto_init, target, form):
     assert (got_region == want_region).mean() > 0.95
 
 
+def _dn_view(g, rows: int, cols: int):
+    """A DN view of a (rows, cols) matrix whose tensor holds it column by column."""
+    n = rows * cols
+    return pto.GlobalTensor(g, (1, 1, 1, rows, cols), (n, n, n, 1, rows), layout=pto.DN)
+
+
+MAT_LOADS = [("a2a3", "ND", "Nz"), ("a2a3", "DN", "Zn")]      # a5 stores no Mat tile: its loads
+                                                               # are checked in the storage test
+
+
 @slow_if(lambda p: p["dt"] != "f16")
-@pytest.mark.parametrize("layout", ["Nz", "Zn", "Zz"])
+@pytest.mark.parametrize("soc,view,layout", MAT_LOADS)
 @pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
-def test_mat_layouts_round_trip_through_tstore(pto_init, target, layout, dt):
-    """a2a3 stores Mat tiles to GM: an ND matrix loaded into each boxed L1 layout comes back
-    unchanged."""
-    _init(pto_init, target, "a2a3")
-    if target.backend == "npu-cpusim" and layout == "Zz":
-        pytest.skip("pto-isa's CPU backend addresses every row-major boxed tile as Zn (3.3)")
+def test_mat_layouts_round_trip_through_tstore(pto_init, target, soc, view, layout, dt):
+    """a2a3's DMA conversions into boxed L1 tiles (ND -> Nz, DN -> Zn), stored back to an ND
+    tensor, give the matrix unchanged."""
+    _init(pto_init, target, soc)
     rows, cols = 32, 64
-    rng = rng_for("roundtrip", layout, dt)
-    x, _ = _values(rng, dt, (rows, cols))
-    blayout, slayout = {"Nz": ("ColMajor", "RowMajor"), "Zn": ("RowMajor", "ColMajor"),
-                        "Zz": ("RowMajor", "RowMajor")}[layout]
+    x, _ = _values(rng_for("roundtrip", soc, view, layout, dt), dt, (rows, cols))
+    blayout, slayout = {"Nz": ("ColMajor", "RowMajor"), "Zn": ("RowMajor", "ColMajor")}[layout]
 
     def k_round(g, out):
         t = pto.Tile(pto.Mat, DT[dt], (rows, cols), blayout=blayout, slayout=slayout)
-        pto.TLOAD(t, g)
+        pto.TLOAD(t, g if view == "ND" else _dn_view(g, rows, cols))
         pto.TSTORE(out, t)
 
     out = pypto.zeros((rows, cols), DT[dt])
-    pypto.kernel(k_round)(_up(x, dt), out)
+    pypto.kernel(k_round)(_up(x if view == "ND" else np.ascontiguousarray(x.T), dt), out)
     np.testing.assert_array_equal(out.numpy(), x)
+
+
+@pytest.mark.parametrize("soc,view,layout", [("a2a3", "ND", "Zz"), ("a2a3", "ND", "Zn"),
+                                             ("a2a3", "DN", "Nz"), ("a5", "ND", "Zn")])
+def test_mat_loads_the_dma_cannot_make_are_refused(pto_init, soc, view, layout):
+    pto_init(soc=soc)
+    blayout, slayout = {"Nz": ("ColMajor", "RowMajor"), "Zn": ("RowMajor", "ColMajor"),
+                        "Zz": ("RowMajor", "RowMajor")}[layout]
+
+    def k_bad(g, out):
+        t = pto.Tile(pto.Mat, pto.float16, (32, 64), blayout=blayout, slayout=slayout)
+        pto.TLOAD(t, g if view == "ND" else _dn_view(g, 32, 64))
+        pto.TSTORE(out, t)
+    with pytest.raises(pypto.errors.LayoutError, match=f"(?s){view} view .*converts into boxed L1"):
+        _trace(k_bad, pypto.zeros((32, 64), pypto.float16), pypto.zeros((32, 64), pypto.float16))
 
 
 @slow_if(lambda p: p["dt"] != "f16")

@@ -6,7 +6,8 @@ Layouts (pto-isa-semantics 4.2, the NPU's TLOAD/TSTORE code): a Vec tile moves b
 layouts only, on both SoCs: ND view <-> ND tile (rows of s4), DN view <-> DN tile (columns of s3),
 NZ view [B, C1, R1, 16, c0] <-> Nz tile (validRow = R1*16, validCol = B*C1*c0). pypto also moves a
 DN tile from an ND-tagged view element by element (what slicing a tensor gives; pto-isa's CPU sim
-does the same), and a boxed Mat tile from a 2-D ND/DN window. TLOAD pads like the NPU (4.3): only
+does the same), and a boxed Mat tile from a 2-D ND/DN window where the SoC's DMA converts
+(MAT_LOADS: a2a3 ND -> Nz, DN -> Zn; a5 also DN -> Nz and the MX scales). TLOAD pads like the NPU (4.3): only
 the tail of the last partial 32-byte block of each copied row (DN: column), with the NPU's
 PadValue bit patterns (3.6); NZ rows are whole blocks, so nothing is padded; everything else keeps
 its contents.
@@ -99,6 +100,28 @@ def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
                        fix=fix)
 
 
+# TLOAD GM -> boxed Mat tile: the conversions each SoC's DMA makes, (view, tile layout, fractal):
+# a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the MX scales (e8m0) ND -> Zz / Nn.
+MAT_LOADS = {"a2a3": (("ND", "Nz", 512), ("DN", "Zn", 512)),
+             "a5": (("ND", "Nz", 512), ("DN", "Nz", 512), ("DN", "Zn", 512), ("ND", "Zz", 32),
+                    ("ND", "Nn", 32))}
+
+
+def _check_mat_load(node, soc, t: TileVar, v: GmView) -> None:
+    ty = t.type
+    if (v.layout, ty.layout_name, ty.fractal) in MAT_LOADS[soc.name]:
+        return
+    legal = ", ".join(f"{a} -> {b}" + (" (MX scales, fractal 32)" if f == 32 else "")
+                      for a, b, f in MAT_LOADS[soc.name])
+    fix = (f"load {t.name} as Nz from an ND view (pto.TileMatNz)" if v.layout == "ND" else
+           f"declare {t.name} Zn (pto.TileMatZn) for a DN view")
+    raise LayoutError(f"TLOAD: a {v.layout} view into {t.name}, a {ty.layout_name} Mat tile with "
+                      f"{ty.fractal}-byte fractals, on {soc.name}",
+                      rule=f"{soc.name}'s DMA converts into boxed L1 tiles {legal} only (its TLOAD "
+                           "refuses other pairs at compile time)",
+                      fix=fix)
+
+
 def transfer_mode(node, soc) -> int:
     """How the view maps onto the tile (lib/memory.py ROW / COL / NZ); refuses illegal pairs."""
     t, v = _operands(node)
@@ -126,6 +149,8 @@ def transfer_mode(node, soc) -> int:
                           f"but the view has shape {tuple(v.shape)}",
                           rule="ND/DN GM <-> boxed tile needs s0 = s1 = s2 = 1 (pto-isa-semantics 4.2)",
                           fix="slice a 2-D window (rows, cols) of the tensor")
+    if node.name == "TLOAD":
+        _check_mat_load(node, soc, t, v)
     return ROW if ty.blayout == "RowMajor" else COL
 
 

@@ -34,7 +34,9 @@ INSTRUCTIONS = (
                  "that must build for the chip",
                  "an ND view into an ND tile needs innermost stride 1 (a DN view into a DN tile: "
                  "stride 1 down a column): the NPU's DMA copies rows (columns) contiguously",
-                 "Mat tiles: as Vec, plus a boxed tile from a 2-D ND/DN window (s0 = s1 = s2 = 1)",
+                 "Mat tiles: as Vec, plus the DMA's conversions into boxed tiles from a 2-D ND/DN "
+                 "window (s0 = s1 = s2 = 1): a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the "
+                 "e8m0 MX scales ND -> Zz / Nn (32-byte fractals); other pairs are refused",
                  "NPU pads only the tail of the last partial 32-byte block of each row (DN: of each "
                  "column; nothing for PadNull, nothing for NZ, whose rows are whole blocks); the rest "
                  "of the tile keeps its contents",

@@ -770,7 +770,10 @@ def _run_mx(a_dt, b_dt, op, bias, m, k, n, mode, key):
         np.testing.assert_array_equal(_MX_SEEN["sbr"].view(np.uint8), R.storage(sb, "Nn", 32))
 
 
-@slow_if(lambda p: (p["a_dt"], p["b_dt"]) in QUICK_SKIP)
+QUICK_MX = {("TMATMUL_MX", False, "e4m3", "e4m3"), ("TGEMV_MX", True, "e5m2", "e4m3")}
+
+
+@slow_if(lambda p: (p["op"], p["bias"], p["a_dt"], p["b_dt"]) not in QUICK_MX)   # full tier: all
 @pytest.mark.parametrize("a_dt,b_dt", MX_PAIRS)
 @pytest.mark.parametrize("op,bias", [("TMATMUL_MX", False), ("TMATMUL_MX", True), ("TGEMV_MX", True)])
 def test_mx_matmul(sim_modes, op, bias, a_dt, b_dt):

@@ -151,8 +151,8 @@ def lower_mx(node, soc) -> list[L.Call]:
             raise NotSimulatedError(f"{node.name}: {t.name} is {t.type.dtype.name}",
                                     rule="the simulator multiplies MX fp8 operands; packed fp4 pairs "
                                          "in matrix tiles are not built yet",
-                                    fix="use float8_e4m3 / float8_e5m2 operands, or mode='eager' "
-                                        "will refuse it the same way")
+                                    fix="use float8_e4m3 / float8_e5m2 operands on the simulator "
+                                        "(the npu backend builds the fp4 forms)")
     bias = p.get("bias")
     codes = tuple(L.lit(CODES[t.type.dtype.short]) for t in (a, b, p["aScale"]))
     args = ((L.tile(c), L.tile(a), L.tile(p["aScale"]), L.tile(b), L.tile(p["bScale"]),

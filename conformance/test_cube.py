@@ -666,6 +666,49 @@ def test_mat_loads_the_dma_cannot_make_are_refused(pto_init, soc, view, layout):
         _trace(k_bad, pypto.zeros((32, 64), pypto.float16), pypto.zeros((32, 64), pypto.float16))
 
 
+ND2NZ_PADS = [("a2a3", "ND", "Nz"), ("a2a3", "DN", "Zn"), ("a5", "ND", "Nz"), ("a5", "DN", "Zn"),
+              ("a5", "DN", "Nz")]
+
+
+@pytest.mark.parametrize("soc,view,layout", ND2NZ_PADS)
+@pytest.mark.parametrize("dt", ["f16", "i8"])
+def test_mat_load_zero_fills_the_partial_block(sim_modes, soc, view, layout, dt):
+    """TLOAD of a 20 x 13 window into a boxed L1 tile that held other data: the nd2nz DMA (ND ->
+    Nz, DN -> Zn) zeroes the rest of each line's last 32-byte block, whatever the tile's
+    PadValue (here Max), and nothing else; a5's DN -> Nz leaves the tile's other elements as
+    they were (pypto's choice where the NPU is undocumented). Eager tiles show the contents
+    (a5 has no TSTORE from L1); pto-isa's CPU TLOAD fills the whole tile instead (fidelity.md)."""
+    rows, cols, vr, vc = 32, 64, 20, 13
+    x, _ = _values(rng_for("nd2nz-pad", soc, view, layout, dt), dt, (vr, vc))
+    old = np.full((rows, cols), 7, x.dtype)
+    blayout, slayout = {"Nz": ("ColMajor", "RowMajor"), "Zn": ("RowMajor", "ColMajor")}[layout]
+    dn = view == "DN"
+    seen = {}
+
+    def k_pad(g_old, g, out):
+        t = pto.Tile(pto.Mat, DT[dt], (rows, cols), valid=pto.DYNAMIC, blayout=blayout,
+                     slayout=slayout, pad=pto.PadMax)
+        pto.TLOAD(t, _dn_view(g_old, rows, cols) if dn else g_old)
+        t.set_valid(vr, vc)
+        pto.TLOAD(t, _dn_view(g, vr, vc) if dn else g)
+        seen["t"] = t.numpy()
+
+    for mode, init in sim_modes:
+        if mode != "eager":
+            continue
+        init(soc=soc)
+        pypto.kernel(k_pad, mode="eager")(_up(old, dt), _up(np.ascontiguousarray(x.T) if dn else x, dt),
+                                          pypto.zeros((1, 1), pypto.float32))
+        want = old.copy()
+        want[:vr, :vc] = x
+        c0 = 32 // x.dtype.itemsize
+        if (view, layout) == ("ND", "Nz"):
+            want[:vr, vc:-(-vc // c0) * c0] = 0
+        elif (view, layout) == ("DN", "Zn"):
+            want[vr:-(-vr // c0) * c0, :vc] = 0
+        np.testing.assert_array_equal(seen["t"].view(want.dtype), want)
+
+
 @slow_if(lambda p: p["dt"] != "f16")
 @pytest.mark.parametrize("dt", ["f16", "f32", "i8"])
 def test_nz_tensor_into_mat_nz(pto_init, target, dt):

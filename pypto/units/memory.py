@@ -10,7 +10,8 @@ does the same), and a boxed Mat tile from a 2-D ND/DN window where the SoC's DMA
 (MAT_LOADS: a2a3 ND -> Nz, DN -> Zn; a5 also DN -> Nz and the MX scales). TLOAD pads like the NPU (4.3): only
 the tail of the last partial 32-byte block of each copied row (DN: column), with the NPU's
 PadValue bit patterns (3.6); NZ rows are whole blocks, so nothing is padded; everything else keeps
-its contents.
+its contents. Boxed Mat tiles filled by the nd2nz DMA (ND -> Nz, DN -> Zn) get that tail zeroed
+whatever their PadValue (the DMA takes none; ND2NZ_PAD).
 
 Choices where the NPU leaves the result open (docs/isa-reference.md notes):
 * TSTORE atomic add: integers wrap, f32 is one IEEE addition, f16/bf16 round the exact sum once.
@@ -27,7 +28,7 @@ import numpy as np
 from .. import diagnostics as Dx
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.memory import COL, NZ, ROW
+from ..backends.sim.lib.memory import COL, NO_PAD, NZ, PAD_COLS, PAD_ROWS, ROW
 from ..errors import DTypeError, LayoutError, NotSimulatedError, OperandError, ShapeError, TileError
 from ..ir.nodes import GmView, TileVar, binop, is_runtime, is_static
 from ..ir import guards as G
@@ -278,19 +279,33 @@ def lower_store_acc(node, soc) -> list[L.Call]:
     return L.bounds(v) + [L.Call(L.lib("cube.store_acc"), args)]
 
 
+# The boxed layouts whose box rows run along a view's contiguous axis: the nd2nz DMA that fills
+# them zero-fills the tail of each line's last 32-byte block, whatever PadValue the tile declares
+# (it takes no pad value). a5's DN -> Nz crosses the boxes; what it writes there is not documented,
+# so the simulator leaves those bytes as they were.
+ND2NZ_PAD = {("ND", "Nz"): PAD_ROWS, ("DN", "Zn"): PAD_COLS}
+
+
+def _pad_dir(t: TileVar, v: GmView, mode: int) -> int:
+    """Which tail TLOAD pads (lib/memory.py NO_PAD / PAD_ROWS / PAD_COLS), see the docstring."""
+    ty = t.type
+    if mode == NZ:
+        return NO_PAD
+    if ty.slayout != "NoneBox":
+        return ND2NZ_PAD.get((v.layout, ty.layout_name), NO_PAD) if ty.fractal == 512 else NO_PAD
+    if ty.pad == "Null":
+        return NO_PAD
+    return PAD_ROWS if mode == ROW else PAD_COLS
+
+
 def lower_tload(node, soc) -> list[L.Call]:
     t, v = node.operands
     ty = t.type
     mode = transfer_mode(node, soc)
-    if ty.slayout != "NoneBox" and mode != NZ and ty.pad != "Null":
-        raise NotSimulatedError(f"TLOAD padding of a boxed ({ty.layout_name}) tile from an ND/DN "
-                                "view is not simulated yet",
-                                rule="the simulator pads ND and DN tiles (Nz tiles from NZ views need "
-                                     "no padding); ND -> Nz conversion comes with the matrix issue",
-                                fix="use pad=pto.PadNull")
-    c0 = 32 // ty.dtype.itemsize
-    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(ty.pad != "Null" and mode != NZ),
-            pad_value(t), L.lit(c0)) + L.view(v) + (L.err(),)
+    boxed = ty.slayout != "NoneBox"
+    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(_pad_dir(t, v, mode)),
+            L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
+        + L.view(v) + (L.err(),)
     return L.bounds(v) + [L.Call(L.lib("memory.tload"), args)]
 
 

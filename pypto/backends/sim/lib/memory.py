@@ -8,9 +8,10 @@ tile's logical (row, col) is the ``mode`` (pto-isa-semantics 4.2):
   NZ  (2)  NZ view [B, C1, R1, 16, c0], Nz tile: row i2*s3 + i3, col (i0*s1 + i1)*s4 + i4
 
 Tile elements are addressed through the layout descriptor and move in runs of consecutive
-storage where both sides have them (layout.copy_runs). TLOAD pads like the NPU: only the tail of the last partial 32-byte block of each copied
-row (column for COL), and only when the tile's pad value is not Null (4.3); NZ rows are whole
-blocks, so nothing is padded there.
+storage where both sides have them (layout.copy_runs). TLOAD pads like the NPU: only the tail of
+the last partial 32-byte block of each copied row (PAD_ROWS) or column (PAD_COLS), with the value
+the caller passes (units/memory.py decides which, and whether: 4.3); NZ rows are whole blocks, so
+nothing is padded there.
 """
 import numpy as np
 from llvmlite import ir
@@ -28,6 +29,8 @@ _J = dict(cache=True, error_model="numpy", nogil=True)
 _copy_runs = xcall(copy_runs)     # compiled once per types, not again inside every kernel
 
 ROW, COL, NZ = 0, 1, 2
+# TLOAD padding: none, the tail of each valid row's last 32-byte block, or of each valid column's
+NO_PAD, PAD_ROWS, PAD_COLS = 0, 1, 2
 # atomic-add element kinds
 ADD_INT, ADD_F32, ADD_F16, ADD_BF16 = 0, 1, 2, 3
 
@@ -95,17 +98,17 @@ def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2,
 
 
 @njit(**_J)
-def tload(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_on, pad, c0,
+def tload(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
           gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
     _transfer(True, dst, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-    if pad_on and mode == ROW:
+    if pad_dir == PAD_ROWS:
         end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
         for r in range(vr):
             for c in range(vc, end):
                 dst[offset(lay, r, c)] = pad
-    elif pad_on and mode == COL:
+    elif pad_dir == PAD_COLS:
         end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
         for c in range(vc):
             for r in range(vr, end):

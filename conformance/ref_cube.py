@@ -11,6 +11,8 @@ NPU. Imports nothing of pypto (numpy and ml_dtypes only).
   ml_dtypes from the f32 accumulator).
 * MX forms (``mx_scaled`` then ``matmul``): each operand value times 2^(e - 127) of its e8m0
   scale, one per 32 K elements (aScale[i, k // 32], bScale[k // 32, j]).
+* Packed fp4 operands (``fp4_values``): one byte holds two values along K, low nibble first; e2m1
+  decodes through ml_dtypes, e1m2 through its eight magnitudes (0, 0.25, ..., 1.75).
 * Tolerance of a float accumulation (``tolerance``): |C - ref| <= 2 k eps32 sum_k |A B| + tiny.
 """
 from __future__ import annotations
@@ -97,6 +99,22 @@ def mx_scaled(x: np.ndarray, scales: np.ndarray, along_rows: bool) -> np.ndarray
     f = np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
     f = np.repeat(f, 32, axis=0 if along_rows else 1)
     return x.astype(np.float64) * (f[:x.shape[0]] if along_rows else f[:, :x.shape[1]])
+
+
+_E1M2 = np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75])
+
+
+def fp4_values(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """The values of 4-bit codes (0..15, sign in bit 3) of fp4 format "e2m1" or "e1m2"."""
+    c = np.asarray(codes, np.uint8)
+    if fmt == "e2m1":
+        return c.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    return np.where(c & 8, -1.0, 1.0) * _E1M2[c & 7]
+
+
+def pack_pairs(codes: np.ndarray) -> np.ndarray:
+    """4-bit codes (an even number along the last axis) -> bytes, code 2q in byte q's low nibble."""
+    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
 
 
 def tolerance(a: np.ndarray, b: np.ndarray, m: int, k: int, n: int, extra: np.ndarray | None = None) -> np.ndarray:

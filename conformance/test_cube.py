@@ -733,6 +733,7 @@ def test_nz_tensor_into_mat_nz(pto_init, target, dt):
 
 # -- MX (a5): fp8 operands with e8m0 block scales ------------------------------------------------
 
+FP4 = {"e2m1": pypto.float4_e2m1x2, "e1m2": pypto.float4_e1m2x2}     # packed: two K values a byte
 MX_PAIRS = [("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2")]
 MXK = 128                                  # K capacity: 4 scales per row of A / column of B
 
@@ -751,26 +752,34 @@ _MX_SEEN: dict = {}                        # eager kernels leave the scale tiles
 
 @functools.lru_cache(maxsize=None)
 def _mx_kernel(a_dt: str, b_dt: str, op: str, bias: bool, mode: str):
-    def k_mx(a, b, sa, sb, bias_g, c, m, k, n):
-        am = pto.TileMatNz(DT[a_dt], (MC, MXK), valid=pto.DYNAMIC)
-        bm = pto.TileMatNz(DT[b_dt], (MXK, NC), valid=pto.DYNAMIC)
+    """fp8 operands: A and B from ND windows into Nz Mat tiles. Packed fp4 ("e2m1"/"e1m2"): the
+    NPU's MXFP4 GEMM data path, A (pairs along K = columns) from an ND view into Nz, B (pairs
+    along K = rows) from a DN view into Zn; kk counts pairs then."""
+    fp4 = a_dt in FP4
+    kq = MXK // 2 if fp4 else MXK                # K capacity in stored elements
+    dta, dtb = (FP4[a_dt], FP4[b_dt]) if fp4 else (DT[a_dt], DT[b_dt])
+
+    def k_mx(a, b, sa, sb, bias_g, c, m, kk, n):
+        am = pto.TileMatNz(dta, (MC, kq), valid=pto.DYNAMIC)
+        bm = (pto.TileMatZn if fp4 else pto.TileMatNz)(dtb, (kq, NC), valid=pto.DYNAMIC)
         sam, sbm = _scale_tile(MC, MXK // 32, False, True), _scale_tile(MXK // 32, NC, True, True)
-        al = pto.TileLeft(DT[a_dt], (MC, MXK), valid=pto.DYNAMIC)
-        br = pto.TileRight(DT[b_dt], (MXK, NC), valid=pto.DYNAMIC)
+        al = pto.TileLeft(dta, (MC, kq), valid=pto.DYNAMIC)
+        br = pto.TileRight(dtb, (kq, NC), valid=pto.DYNAMIC)
         sal, sbr = _scale_tile(MC, MXK // 32, False, False), _scale_tile(MXK // 32, NC, True, False)
         acc = pto.TileAcc(pto.float32, (MC, NC), valid=pto.DYNAMIC)
-        am.set_valid(m, k)
-        bm.set_valid(k, n)
-        pto.TLOAD(am, a[0:m, 0:k])
-        pto.TLOAD(bm, b[0:k, 0:n])
+        am.set_valid(m, kk)
+        bm.set_valid(kk, n)
+        pto.TLOAD(am, a[0:m, 0:kk])
+        pto.TLOAD(bm, pto.GlobalTensor(b, (1, 1, 1, kk, n), (kq * NC, kq * NC, kq * NC, 1, kq),
+                                       layout=pto.DN) if fp4 else b[0:kk, 0:n])
         pto.TLOAD(sam, sa[:, :])
         pto.TLOAD(sbm, sb[:, :])
         pto.TMOV(al, am)
         pto.TMOV(br, bm)
         pto.TMOV(sal, sam)
         pto.TMOV(sbr, sbm)
-        al.set_valid(m, k)
-        br.set_valid(k, n)
+        al.set_valid(m, kk)
+        br.set_valid(kk, n)
         extra = ()
         if bias:
             bmat = pto.Tile(pto.Mat, pto.float32, (1, NC))
@@ -849,10 +858,71 @@ def _mx_rule_kernel(dt, scale_cols: int):
     return k_rule
 
 
-def test_mx_scale_shapes_and_fp4(pto_init):
-    """One scale per 32 K elements (aScale (M, K/32)); packed fp4 operands are not simulated yet."""
+def test_mx_scale_shapes(pto_init):
+    """One scale per 32 K values: aScale (M, K/32); fp4 tiles count pairs, so K = 2 * a.Cols."""
     pto_init(soc="a5")
     with pytest.raises(pypto.errors.TileShapeError, match=r"(?s)aScale .* shape \(16, 2\)"):
         _trace(_mx_rule_kernel(pto.float8_e4m3, 4), pypto.zeros((16, 16), pypto.float32))
-    with pytest.raises(pypto.errors.NotSimulatedError, match="float4_e2m1x2"):
+    with pytest.raises(pypto.errors.TileShapeError, match=r"(?s)aScale .*fp4 pairs.* shape \(16, 4\)"):
         _trace(_mx_rule_kernel(pto.float4_e2m1x2, 2), pypto.zeros((16, 16), pypto.float32))
+
+
+# -- MX with packed fp4 operands (a5): a byte holds two K values, low nibble first --------------
+
+FP4_PAIRS = [("e2m1", "e2m1"), ("e2m1", "e1m2"), ("e1m2", "e2m1"), ("e1m2", "e1m2")]
+
+
+QUICK_MX4 = {("TMATMUL_MX", False, "e2m1", "e2m1"), ("TGEMV_MX", True, "e1m2", "e2m1")}
+
+
+@slow_if(lambda p: (p["op"], p["bias"], p["a_fmt"], p["b_fmt"]) not in QUICK_MX4)
+@pytest.mark.parametrize("a_fmt,b_fmt", FP4_PAIRS)
+@pytest.mark.parametrize("op,bias", [("TMATMUL_MX", False), ("TMATMUL_MX", True), ("TGEMV_MX", True)])
+def test_mx_fp4_matmul(sim_modes, op, bias, a_fmt, b_fmt):
+    """MX with packed fp4 operands, every pairing of e2m1 / e1m2, runtime m/k/n (k an even number
+    of values), both simulator modes: C = (A . 2^(sa - 127)) @ (B . 2^(sb - 127)) [+ bias]."""
+    for mode, init in sim_modes:
+        init(soc="a5")
+        kern = _mx_kernel(a_fmt, b_fmt, op, bias, mode)
+        for m, k, n in ((MC, MXK, NC), (17, 70, 33)):
+            rng = rng_for("mx4", op, bias, a_fmt, b_fmt, m, k, n)
+            m = 1 if op == "TGEMV_MX" else m
+            ac = rng.integers(0, 16, (MC, MXK)).astype(np.uint8)
+            bc = rng.integers(0, 16, (MXK, NC)).astype(np.uint8)
+            sa = rng.integers(118, 137, (MC, MXK // 32)).astype(np.uint8)
+            sb = rng.integers(118, 137, (MXK // 32, NC)).astype(np.uint8)
+            bias_v = rng.standard_normal((1, NC)).astype(np.float32)
+            c = pypto.zeros((MC, NC), pypto.float32)
+            e8 = ml_dtypes.float8_e8m0fnu
+            kern(pypto.Tensor(R.pack_pairs(ac), dtype=FP4[a_fmt]),
+                 pypto.Tensor(R.pack_pairs(np.ascontiguousarray(bc.T)), dtype=FP4[b_fmt]),
+                 pypto.Tensor(sa.view(e8)), pypto.Tensor(sb.view(e8)), pypto.Tensor(bias_v), c,
+                 m, k // 2, n)
+            fa = R.mx_scaled(R.fp4_values(ac, a_fmt), sa, False)
+            fb = R.mx_scaled(R.fp4_values(bc, b_fmt), sb, True)
+            want = R.matmul(fa, fb, m, k, n, bias=bias_v[0] if bias else None)
+            err = np.abs(c.numpy()[:m, :n].astype(np.float64) - want)
+            tol = R.tolerance(fa, fb, m, k, n, bias_v[0, :n] if bias else None)
+            assert (err <= tol).all(), f"{mode}: max error {err.max()}"
+
+
+@pytest.mark.parametrize("soc", ["a5"])
+def test_mx_fp4_pairs_keep_their_axis(pto_init, soc):
+    """fp4 pairs run along the storage's contiguous axis: a DN view into an Nz tile (legal for
+    other types on a5), or an Nz Mat tile moved into the Zn Right tile, would turn them between
+    rows and columns: refused."""
+    pto_init(soc=soc)
+
+    def k_view(g, c):
+        t = pto.TileMatNz(pto.float4_e2m1x2, (32, 64))
+        pto.TLOAD(t, _dn_view(g, 32, 64))
+
+    def k_move(g, c):
+        t = pto.TileMatNz(pto.float4_e2m1x2, (32, 64))
+        br = pto.TileRight(pto.float4_e2m1x2, (32, 64))
+        pto.TLOAD(t, g)
+        pto.TMOV(br, t)
+    g = pypto.Tensor(np.zeros((32, 64), np.uint8), dtype=pypto.float4_e2m1x2)
+    for k in (k_view, k_move):
+        with pytest.raises(pypto.errors.LayoutError, match="fp4 pairs"):
+            _trace(k, g, pypto.zeros((1, 1), pypto.float32))

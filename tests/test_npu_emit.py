@@ -268,3 +268,35 @@ def test_a5_profile_uses_its_capacity(sim):
     x = pypto.zeros((ROWS, COLS), pypto.float32)
     k, soc = traced(add_rows, x, x, x)
     assert "for SoC a5" in emit_kernel(k, soc)
+
+
+def test_fp4_shapes_are_emitted_in_values():
+    """pypto counts packed fp4 pairs (one byte, two values); pto-isa's C++ counts values in tile
+    shapes, valid regions and GlobalTensor shapes and strides (its MXFP4 GEMM declares a 128-value
+    K as Cols = 128 and a row of K values as a 64-byte stride of 128), so the pair axis doubles:
+    columns for A (ND view, Nz / Left tiles), rows for B (DN view, Zn / Right tiles)."""
+    pypto.finalize()
+    pypto.init(backend="sim", soc="a5")
+    try:
+        @pypto.kernel
+        def k_fp4(a, bt, kp):
+            am = pto.TileMatNz(pypto.float4_e2m1x2, (16, 64), valid=pto.DYNAMIC)
+            bm = pto.TileMatZn(pypto.float4_e2m1x2, (64, 16))
+            al = pto.TileLeft(pypto.float4_e2m1x2, (16, 64))
+            am.set_valid(16, kp)
+            pto.TLOAD(am, a[0:16, 0:kp])
+            pto.TLOAD(bm, pto.GlobalTensor(bt, (1, 1, 1, 64, 16), (1024, 1024, 1024, 1, 64),
+                                           layout=pto.DN))
+            pto.TMOV(al, am)
+
+        a = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
+        bt = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
+        text = k_fp4.cpp(a, bt, 40, guards=False)
+    finally:
+        pypto.finalize()
+    assert "Tile<TileType::Mat, float4_e2m1x2_t, 16, 128, BLayout::ColMajor, DYNAMIC, DYNAMIC" in text
+    assert "Tile<TileType::Mat, float4_e2m1x2_t, 128, 16, BLayout::RowMajor, 128, 16" in text
+    assert "Tile<TileType::Left, float4_e2m1x2_t, 16, 128, BLayout::ColMajor, 16, 128" in text
+    assert re.search(r"\.ColMaskInternal = \(kp \* 2\);", text)
+    assert "Shape<1, 1, 1, 16, DYNAMIC>(1, 1, 1, 16, (kp * 2)), Stride<128, 128, 128, 128, 1>" in text
+    assert "Shape<1, 1, 1, 128, 16>, Stride<2048, 2048, 2048, 1, 128>, Layout::DN>" in text

@@ -12,15 +12,18 @@ TGEMV_ACC, TGEMV_BIAS, and on a5 TMATMUL_MX / TGEMV_MX.
   rows 1..15 hold); TGEMV* run with m = 1 on both SoCs.
 * Integer accumulation wraps modulo 2^32; float accumulation is f32 (BLAS sgemm order).
 * The MX forms (a5): each operand element times 2^(e - 127) of its e8m0 scale (one per 32 K
-  elements: aScale[i, k // 32], bScale[k // 32, j]), products summed exactly and rounded to f32;
-  fp8 operands only (packed fp4 pairs are refused as not simulated yet).
+  elements: aScale[i, k // 32], bScale[k // 32, j]), products summed exactly and rounded to f32.
+  fp8 operands, or packed fp4 pairs: a pypto fp4 element is one byte holding two consecutive K
+  values (low nibble first), so a's columns and b's rows count pairs and K = 2 * a.validCol
+  (pto-isa's C++ counts values: K = a.validCol there).
 Reference: conformance/ref_cube.py.
 """
 from __future__ import annotations
 
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.convert import CODES
-from ..errors import LayoutError, NotSimulatedError, OperandError, TileShapeError
+from ..backends.sim.lib.cube import MX_CODES
+from ..errors import LayoutError, OperandError, TileShapeError
 from ..ir.nodes import TileVar
 from ..ir.registry import Unit, register
 from ..isa import TABLE
@@ -102,18 +105,24 @@ def check_matmul(node, soc) -> None:
 
 
 def _check_mx(node, a, b, sa, sb) -> None:
-    """K is a multiple of 64; one e8m0 scale per 32 K elements: aScale (M, K/32), bScale (K/32, N)."""
-    if a.type.cols % 64:
-        raise TileShapeError(f"{node.name}: a {a.name} has {a.type.cols} columns",
-                             rule="the MX forms need a.Cols % 64 == 0 (pto-isa-semantics 6.3)",
-                             fix="declare a (and b's rows) as a multiple of 64")
-    k32 = a.type.cols // 32
+    """K is a multiple of 64 values; one e8m0 scale per 32 K values: aScale (M, K/32), bScale
+    (K/32, N). fp4 tiles count pairs, so their K is twice a.Cols."""
+    lanes = a.type.dtype.lanes
+    k = a.type.cols * lanes
+    if k % 64:
+        unit = f" fp4 pairs ({k} values)" if lanes > 1 else ""
+        raise TileShapeError(f"{node.name}: a {a.name} has {a.type.cols} columns{unit}",
+                             rule="the MX forms need K % 64 == 0 (pto-isa-semantics 6.3: a.Cols % 64 "
+                                  "in values; a pypto fp4 column is a pair of values)",
+                             fix=f"declare a (and b's rows) as a multiple of {64 // lanes}")
+    k32 = k // 32
     for what, t, want in (("aScale", sa, (a.type.rows, k32)), ("bScale", sb, (k32, b.type.cols))):
         if (t.type.rows, t.type.cols) != want:
             raise TileShapeError(f"{node.name}: {what} {t.name} is {t.type.rows} x {t.type.cols}",
-                                 rule=f"{what} holds one scale per 32 K elements: {want[0]} x "
+                                 rule=f"{what} holds one scale per 32 K values: {want[0]} x "
                                       f"{want[1]} for a {a.type.rows} x {a.type.cols} a and a "
-                                      f"{b.type.rows} x {b.type.cols} b",
+                                      f"{b.type.rows} x {b.type.cols} b"
+                                      + (" (fp4 pairs: K = 2 * a.Cols)" if lanes > 1 else ""),
                                  fix=f"declare {t.name} with shape {want}")
 
 
@@ -143,21 +152,16 @@ def emit_matmul(node, soc, cx) -> str:
 
 
 def lower_mx(node, soc) -> list[L.Call]:
-    """TMATMUL_MX / TGEMV_MX with fp8 operands; the packed fp4 pairs are not simulated yet."""
+    """TMATMUL_MX / TGEMV_MX: fp8 operands, or packed fp4 pairs (K = 2 * the pairs)."""
     p = parts(node)
     a, b, c = p["a"], p["b"], p["c"]
-    for t in (a, b):
-        if t.type.dtype.lanes > 1:
-            raise NotSimulatedError(f"{node.name}: {t.name} is {t.type.dtype.name}",
-                                    rule="the simulator multiplies MX fp8 operands; packed fp4 pairs "
-                                         "in matrix tiles are not built yet",
-                                    fix="use float8_e4m3 / float8_e5m2 operands on the simulator "
-                                        "(the npu backend builds the fp4 forms)")
     bias = p.get("bias")
-    codes = tuple(L.lit(CODES[t.type.dtype.short]) for t in (a, b, p["aScale"]))
+    codes = tuple(L.lit(MX_CODES.get(t.type.dtype.short) or CODES[t.type.dtype.short])
+                  for t in (a, b, p["aScale"]))
     args = ((L.tile(c), L.tile(a), L.tile(p["aScale"]), L.tile(b), L.tile(p["bScale"]),
              L.tile(bias if bias is not None else c)) + codes
-            + (L.lit(node.name.startswith("TGEMV")), L.lit(bias is not None), L.err()))
+            + (L.lit(a.type.dtype.lanes), L.lit(node.name.startswith("TGEMV")), L.lit(bias is not None),
+               L.err()))
     return [L.Call(L.lib("cube.mma_mx"), args)]
 
 

@@ -17,7 +17,7 @@ from ...errors import NotSimulatedError
 from ...ir import guards as G
 from ...ir import registry
 from ...ir.nodes import (Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, SetValid, Stmt, Sync,
-                         TileVar, Var, walk)
+                         TileVar, Var, binop, walk)
 from .. import errcodes as EC
 from . import abi
 
@@ -134,6 +134,33 @@ def _ident(name: str, taken: set[str]) -> str:
     return out
 
 
+
+# Packed fp4: a pypto element is a byte, two values along the storage's contiguous axis; pto-isa's
+# C++ counts values in tile shapes, valid regions and GlobalTensor shapes/strides, so the pair
+# axis doubles on the way out (and a valid count read back halves).
+def fp4_pairs(t: TileVar) -> int:
+    """0 for other types; for fp4 tiles 1 when the pairs run along rows, 2 along columns."""
+    ty = t.type
+    if ty.dtype.lanes == 1:
+        return 0
+    return 2 if (ty.slayout if ty.slayout != "NoneBox" else ty.blayout) == "RowMajor" else 1
+
+
+def values_shape(t: TileVar, rows, cols) -> tuple:
+    """(rows, cols) of a tile as pto-isa counts them: fp4 pairs doubled along their axis."""
+    axis = fp4_pairs(t)
+    return binop("*", rows, 2) if axis == 1 else rows, binop("*", cols, 2) if axis == 2 else cols
+
+
+def view_values(v: GmView) -> tuple[list, list]:
+    """A GM view's 5-D shape and strides as pto-isa counts them (fp4: values, not pairs)."""
+    shape, strides = list(v.shape), list(v.strides)
+    if v.tensor.dtype.lanes == 1:
+        return shape, strides
+    inner = 3 if v.layout == "DN" else 4
+    return ([binop("*", d, 2) if k == inner else d for k, d in enumerate(shape)],
+            [d if k == inner else binop("*", d, 2) for k, d in enumerate(strides)])
+
 class Emitter:
     """The state of one emission: C++ names of tiles and variables, and the lines so far.
     Units' emit rules get it as ``cx`` and use ``operand``, ``scalar`` and ``expr``."""
@@ -172,7 +199,9 @@ class Emitter:
                 return "block_num"
             if x.kind == "valid":
                 t = self._valid_owner(x)
-                return f"{self.name(t)}.GetValid{'Row' if x.name.startswith('vr_') else 'Col'}()"
+                rows = x.name.startswith('vr_')
+                got = f"{self.name(t)}.GetValid{'Row' if rows else 'Col'}()"
+                return f"({got} / 2)" if fp4_pairs(t) == (0 if rows else 1) + 1 else got
             return self.names[id(x)]
         if isinstance(x, GmLoad):            # a scalar read of GM by the scalar unit
             el = f"{self.name(x.view.tensor)}[{self.expr(x.view.offset)}]"
@@ -222,8 +251,10 @@ class Emitter:
 
     def tile_type(self, t: TileVar) -> str:
         ty = t.type
-        vr, vc = ("DYNAMIC", "DYNAMIC") if t.dynamic else (self.literal(t.valid[0]), self.literal(t.valid[1]))
-        args = [f"TileType::{ty.loc}", ty.dtype.cxx, str(ty.rows), str(ty.cols), f"BLayout::{ty.blayout}", vr, vc]
+        rows, cols = values_shape(t, ty.rows, ty.cols)
+        vr, vc = ("DYNAMIC", "DYNAMIC") if t.dynamic else \
+            tuple(self.literal(v) for v in values_shape(t, t.valid[0], t.valid[1]))
+        args = [f"TileType::{ty.loc}", ty.dtype.cxx, str(rows), str(cols), f"BLayout::{ty.blayout}", vr, vc]
         if (ty.slayout, ty.fractal, ty.pad) != ("NoneBox", 512, "Null"):
             args += [f"SLayout::{ty.slayout}", str(ty.fractal), f"PadValue::{ty.pad}"]
         return f"Tile<{', '.join(args)}>"
@@ -232,8 +263,9 @@ class Emitter:
         self._views += 1
         name = f"{self.name(v.tensor)}_v{self._views}"
         elem = v.tensor.dtype.cxx
-        shp = [s if isinstance(s, int) else None for s in v.shape]
-        std = [s if isinstance(s, int) else None for s in v.strides]
+        shape, strides = view_values(v)
+        shp = [s if isinstance(s, int) else None for s in shape]
+        std = [s if isinstance(s, int) else None for s in strides]
         tshape = ", ".join("DYNAMIC" if s is None else str(s) for s in shp)
         tstride = ", ".join("DYNAMIC" if s is None else str(s) for s in std)
         gt = f"GlobalTensor<{elem}, Shape<{tshape}>, Stride<{tstride}>, {_LAYOUT[v.layout]}>"
@@ -242,8 +274,8 @@ class Emitter:
         base = ptr if off == "0" else f"{ptr} + {off}"
         ctor = [base]
         if None in shp or None in std:
-            ctor.append(f"Shape<{tshape}>({', '.join(self.expr(s) for s in v.shape)})")
-            ctor.append(f"Stride<{tstride}>({', '.join(self.expr(s) for s in v.strides)})")
+            ctor.append(f"Shape<{tshape}>({', '.join(self.expr(s) for s in shape)})")
+            ctor.append(f"Stride<{tstride}>({', '.join(self.expr(s) for s in strides)})")
         self.line(f"{gt} {name}({', '.join(ctor)});")
         return name
 
@@ -272,8 +304,9 @@ class Emitter:
             self.instr(s)
         elif isinstance(s, SetValid):
             t = self.name(s.tile)
-            self.line(f"{t}.RowMaskInternal = {self.expr(s.rows)};")
-            self.line(f"{t}.ColMaskInternal = {self.expr(s.cols)};")
+            rows, cols = values_shape(s.tile, s.rows, s.cols)
+            self.line(f"{t}.RowMaskInternal = {self.expr(rows)};")
+            self.line(f"{t}.ColMaskInternal = {self.expr(cols)};")
         elif isinstance(s, Assign):
             addr = s.addr if not isinstance(s.addr, int) else f"{s.addr:#x}"
             self.line(f"TASSIGN({self.name(s.tile)}, {self.expr(addr) if not isinstance(addr, str) else addr});")
@@ -352,7 +385,7 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
         placed = f" at {where} {t.addr:#x}" if isinstance(t.addr, int) and not t.manual else \
             f" in {where}, placed by TASSIGN"
         cx.line(f"// {t.name}: {ty}{placed}")
-        init = f"({ty.rows}, {ty.cols})" if t.dynamic else ""
+        init = "({}, {})".format(*values_shape(t, ty.rows, ty.cols)) if t.dynamic else ""
         cx.line(f"{cx.tile_type(t)} {cx.name(t)}{init};")
         if isinstance(t.addr, int) and not t.manual:
             cx.line(f"TASSIGN({cx.name(t)}, {t.addr:#x});")

@@ -6,7 +6,8 @@ operand (the GM operand's element type included).
 from ..schema import Instr, Operand, Param, PipeRule, per_soc
 
 _LOAD_TYPES = per_soc("i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32",
-                      "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 e4m3 e5m2 hif8 e8m0")
+                      "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 e4m3 e5m2 hif8 e8m0 "
+                      "fp4e2m1x2 fp4e1m2x2")
 
 _ATOMIC = Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None")
 _RELU = Param("reluMode", "ReluPreMode", ("NoRelu", "NormalRelu"), "NoRelu")
@@ -37,6 +38,10 @@ INSTRUCTIONS = (
                  "Mat tiles: as Vec, plus the DMA's conversions into boxed tiles from a 2-D ND/DN "
                  "window (s0 = s1 = s2 = 1): a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the "
                  "e8m0 MX scales ND -> Zz / Nn (32-byte fractals); other pairs are refused",
+                 "ND -> Nz and DN -> Zn go through the nd2nz DMA, which zero-fills the tail of each "
+                 "copied line's last partial 32-byte block whatever the tile's PadValue (it takes no "
+                 "pad value); a5's DN -> Nz crosses the boxes and is undocumented there: pypto "
+                 "leaves those bytes as they were",
                  "NPU pads only the tail of the last partial 32-byte block of each row (DN: of each "
                  "column; nothing for PadNull, nothing for NZ, whose rows are whole blocks); the rest "
                  "of the tile keeps its contents",
@@ -47,8 +52,10 @@ INSTRUCTIONS = (
                  "CPU sim fills the whole tile with the pad value first (0 for PadNull) and has no NZ "
                  "GM layout",
                  "int8 PadValue::Min is -1 on the NPU (-128 in the CPU sim)",
-                 "a5 also moves hif8 (pads 0, as fp8) and the e8m0 MX scales, into Mat tiles only "
-                 "(the NPU's MX_A_ND / MX_B_ND views of an ND matrix); fp4 pairs are not loaded yet")),
+                 "a5 also moves hif8 (pads 0, as fp8), the e8m0 MX scales (the NPU's MX_A_ND / "
+                 "MX_B_ND views of an ND matrix) and the packed fp4 pairs (pad 0) as bytes: a pypto "
+                 "fp4 element is one byte, two values along the storage's contiguous axis, so tile "
+                 "and view shapes count pairs where pto-isa's C++ counts values")),
     Instr("TPREFETCH", 0x1302, "memory",
           "DMA gm into a Vec tile used as scratch; the tile's contents afterwards are unspecified",
           (Operand("dst", role="out"), Operand("src", kind="gm", locs=())),

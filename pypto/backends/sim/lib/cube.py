@@ -6,8 +6,9 @@ Operands are read through their layout descriptors into dense matrices and multi
   accumulation is f32, as the cube's; its order is the BLAS library's (the NPU's is unspecified).
 * i8 inputs multiply in f64, which is exact (|sum| < 4095 * 2^14), and accumulate into i32
   modulo 2^32.
-* MX (a5): fp8 operands times their e8m0 block scales (2^(e - 127), one per 32 K elements) are
-  exact in f64; their products are summed there (dgemm) and rounded once to f32.
+* MX (a5): fp8 operands (or fp4 values unpacked from their byte pairs, low nibble first) times
+  their e8m0 block scales (2^(e - 127), one per 32 K values) are exact in f64; their products are
+  summed there (dgemm) and rounded once to f32.
 Operands move into the dense matrices in runs (layout.copy_runs): B as its transpose, so the
 columns of Zn boxes stay consecutive.
 The fixpipe converts one accumulator value: ReLU first, then the quantisation scale (a multiply),
@@ -28,6 +29,10 @@ from .xcall import xcall
 _J = dict(cache=True, error_model="numpy", nogil=True)
 _decode, _encode = xcall(decode), xcall(encode)
 MAX_MKN = 4095
+# the packed fp4 formats' codes here (convert.py has no fp4: only the cube reads it), and their
+# (exponent, mantissa) bits; both have exponent bias 1 and no inf or NaN
+FP4_E2M1, FP4_E1M2 = 20, 21
+MX_CODES = {"fp4e2m1x2": FP4_E2M1, "fp4e1m2x2": FP4_E1M2}
 Q_NONE, Q_SCALAR, Q_VECTOR = 0, 1, 2
 
 
@@ -63,6 +68,35 @@ def _dense32(src, lay, rows, cols, code, transposed):
         for x in range(r.size):
             flat[x] = table[np.uint8(r[x])]
     return out
+
+
+@njit(**_J)
+def _fp4_dense(src, lay, rows, cols, code, transposed):
+    """src[0:rows, 0:cols] of fp4 byte pairs (or its transpose) as a dense float32 matrix whose
+    last axis is doubled: each byte's two values, low nibble first (pairs run along K)."""
+    raw = _raw(src, lay, rows, cols, transposed)
+    mbits = 1 if code == FP4_E2M1 else 2
+    table = np.empty(16, np.float32)
+    for x in range(16):
+        e, m = (x & 7) >> mbits, x & ((1 << mbits) - 1)
+        v = m / (1 << mbits) if e == 0 else (1.0 + m / (1 << mbits)) * 2.0 ** (e - 1)
+        table[x] = -v if x & 8 else v
+    out = np.empty((raw.shape[0], 2 * raw.shape[1]), np.float32)
+    for i in range(raw.shape[0]):
+        for q in range(raw.shape[1]):
+            byte = np.uint8(raw[i, q])
+            out[i, 2 * q] = table[byte & 15]
+            out[i, 2 * q + 1] = table[byte >> 4]
+    return out
+
+
+@njit(**_J)
+def _mx_operand(x, lay, rows, cols, code, lanes, transposed):
+    """An MX operand's stored rows x cols (fp8 elements, or fp4 pairs when lanes == 2, whose
+    values double the K axis: the last one after ``transposed``) as a dense f32 matrix."""
+    if lanes == 2:
+        return _fp4_dense(x, lay, rows, cols, code, transposed)
+    return _dense32(x, lay, rows, cols, code, transposed)
 
 
 @njit(inline="always", **_J)
@@ -136,15 +170,17 @@ def _scale_k(x, s, sl, scode, rows, k, scale_rows):
 
 @njit(**_J)
 def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, bl,
-           sb, sbvr, sbvc, sbl, bias, bsvr, bsvc, bsl, acode, bcode, scode, gemv, has_bias, err):
+           sb, sbvr, sbvc, sbl, bias, bsvr, bsvc, bsl, acode, bcode, scode, lanes, gemv, has_bias,
+           err):
     """c = (a scaled by sa) @ (b scaled by sb) [+ bias] into an f32 accumulator: every product
     of the widened, scaled operands is exact in f64 and summed there (BLAS dgemm), then rounded
-    once to f32."""
-    m, k, n, rows = _sizes(avr, avc, bvr, bvc, avr, gemv, False, err)
+    once to f32. fp4 operands (lanes == 2) count pairs along K: k = 2 * a.validCol."""
+    m, k, n, rows = _sizes(avr, avc * lanes, bvr * lanes, bvc, avr, gemv, False, err)
     if m == 0:
         return
-    pa = _scale_k(_dense32(a, al, rows, k, acode, False), sa, sal, scode, rows, k, False)
-    pb = _scale_k(_dense32(b, bl, k, n, bcode, True), sb, sbl, scode, n, k, True)
+    kq = k // lanes                                   # stored elements along K
+    pa = _scale_k(_mx_operand(a, al, rows, kq, acode, lanes, False), sa, sal, scode, rows, k, False)
+    pb = _scale_k(_mx_operand(b, bl, kq, n, bcode, lanes, True), sb, sbl, scode, n, k, True)
     p = np.dot(pa, pb.T).astype(np.float32)
     if has_bias:
         _add_bias(p, bias, bsl, rows, n)

@@ -288,6 +288,7 @@ def test_fp4_shapes_are_emitted_in_values():
             pto.TLOAD(bm, pto.GlobalTensor(bt, (1, 1, 1, 64, 16), (1024, 1024, 1024, 1, 64),
                                            layout=pto.DN))
             pto.TMOV(al, am)
+            pto.TEXTRACT(pto.TileLeft(pypto.float4_e2m1x2, (16, 32)), am, 0, 32)
 
         a = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
         bt = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
@@ -300,3 +301,25 @@ def test_fp4_shapes_are_emitted_in_values():
     assert re.search(r"\.ColMaskInternal = \(kp \* 2\);", text)
     assert "Shape<1, 1, 1, 16, DYNAMIC>(1, 1, 1, 16, (kp * 2)), Stride<128, 128, 128, 128, 1>" in text
     assert "Shape<1, 1, 1, 128, 16>, Stride<2048, 2048, 2048, 1, 128>, Layout::DN>" in text
+    assert re.search(r"TEXTRACT\(\w+, \w+, \(uint16_t\)\(0\), \(uint16_t\)\(64\)\);", text)
+
+
+def test_cube_sizes_are_guarded_in_the_cpp(sim):
+    """m, k, n in 1 .. 4095: the simulator's RANGE fault (what RANGE_MKN) is emitted before a
+    TMATMUL whose sizes are known only at run time (the chip checks it in debug builds only)."""
+    from pypto.backends import errcodes as EC
+
+    @pypto.kernel
+    def k_mm(c, k):
+        al = pto.TileLeft(pypto.float16, (16, 32), valid=pto.DYNAMIC)
+        br = pto.TileRight(pypto.float16, (32, 16))
+        acc = pto.TileAcc(pypto.float32, (16, 16))
+        al.set_valid(16, k)
+        pto.TMATMUL(acc, al, br)
+        pto.TSTORE(c, acc)
+
+    text = k_mm.cpp(pypto.zeros((16, 16), pypto.float32), 8)
+    guard = re.search(r"PYPTO_GUARD\(\d+, pypto_range\(pypto_err, (\d+), (\w+)\.GetValidCol\(\), 1, 4095\)\);"
+                      r"\n\s*TMATMUL\(", text)
+    assert guard and int(guard.group(1)) == EC.RANGE_MKN, text
+    assert f"pypto_fault(e, {EC.RANGE}, what, v, lo, hi)" in text

@@ -25,6 +25,7 @@ CHECKS = {
     "same_cols": ("index", "src_cols", "dst_cols"),           # column reductions and broadcasts
     "float_scalar": ("index", "value", "limit"),             # a finite float scalar stays finite
     "view_shape": ("rows", "cols", "tile_rows", "tile_cols"),  # the view as the tile sees it == valid
+    "range": ("what", "value", "lo", "hi"),                   # lo <= value <= hi (what: errcodes RANGE_*)
 }
 
 

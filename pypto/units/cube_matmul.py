@@ -20,11 +20,13 @@ Reference: conformance/ref_cube.py.
 """
 from __future__ import annotations
 
+from ..backends import errcodes as EC
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.convert import CODES
-from ..backends.sim.lib.cube import MX_CODES
+from ..backends.sim.lib.cube import MAX_MKN, MX_CODES
 from ..errors import LayoutError, OperandError, TileShapeError
-from ..ir.nodes import TileVar
+from ..ir import guards as G
+from ..ir.nodes import TileVar, binop
 from ..ir.registry import Unit, register
 from ..isa import TABLE
 
@@ -126,6 +128,19 @@ def _check_mx(node, a, b, sa, sb) -> None:
                                  fix=f"declare {t.name} with shape {want}")
 
 
+def mkn_guards(node, soc) -> list[G.Guard]:
+    """m, k and n as the cube reads them, each in 1 .. 4095: the simulator's RANGE fault, emitted
+    before the instruction in the NPU's C++ too (the chip only asserts it in debug builds)."""
+    p = parts(node)
+    a, b = p["a"], p["b"]
+    lanes = a.type.dtype.lanes                 # fp4 pairs: K counts values
+    if node.name.startswith("TGEMV"):
+        sizes = (1, binop("*", b.valid[0], lanes), b.valid[1])
+    else:
+        sizes = (a.valid[0], binop("*", a.valid[1], lanes), b.valid[1])
+    return [G.Guard("range", (EC.RANGE_MKN, v, 1, MAX_MKN)) for v in sizes]
+
+
 def lower_matmul(node, soc) -> list[L.Call]:
     p = parts(node)
     a, b, c = p["a"], p["b"], p["c"]
@@ -167,4 +182,4 @@ def lower_mx(node, soc) -> list[L.Call]:
 
 for _name in (n for n, spec in TABLE.items() if spec.category == "matmul"):
     register(Unit(_name, check=check_matmul, sim=lower_mx if _name.endswith("_MX") else lower_matmul,
-                  emit=emit_matmul, seed=TABLE[_name].seed))
+                  emit=emit_matmul, seed=TABLE[_name].seed, guards=mkn_guards))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..backends import errcodes as EC
+from ..backends.npu.emit import values_shape
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import in_range
 from ..backends.sim.lib.layout import offset
@@ -99,8 +100,10 @@ def lower_window(node, soc) -> list[L.Call]:
 
 
 def emit_window(node, soc, cx) -> str:
-    """TEXTRACT(dst, src, indexRow, indexCol) / TINSERT(...), offsets as uint16_t."""
+    """TEXTRACT(dst, src, indexRow, indexCol) / TINSERT(...), offsets as uint16_t (fp4 offsets
+    along the pair axis in values, as pto-isa counts them)."""
     dst, src, scalar, _, r0, c0 = cube_move.split(node)
+    r0, c0 = values_shape(src, r0, c0)
     if scalar is not None:
         return (f"{node.name}({cx.operand(dst)}, {cx.operand(src)}, (uint64_t)({cx.expr(scalar)}), "
                 f"(uint16_t)({cx.expr(r0)}), (uint16_t)({cx.expr(c0)}));")

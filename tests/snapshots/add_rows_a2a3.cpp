@@ -67,6 +67,8 @@ static inline AICORE bool pypto_same_cols(__gm__ int64_t *e, int64_t k, int64_t 
 { return sc != dc && pypto_fault(e, 12, k, sc, dc); }
 static inline AICORE bool pypto_view_shape(__gm__ int64_t *e, int64_t r, int64_t c, int64_t vr, int64_t vc)
 { return (r != vr || c != vc) && pypto_fault(e, 2, r, c, vr, vc); }
+static inline AICORE bool pypto_range(__gm__ int64_t *e, int64_t what, int64_t v, int64_t lo, int64_t hi)
+{ return (v < lo || v > hi) && pypto_fault(e, 13, what, v, lo, hi); }
 
 __global__ AICORE void add_rows(__gm__ float *x, __gm__ float *y, __gm__ float *z, __gm__ int64_t *pypto_errs)
 {

@@ -100,9 +100,11 @@ static inline AICORE bool pypto_same_cols(__gm__ int64_t *e, int64_t k, int64_t 
 { return sc != dc && pypto_fault(e, {VALID_COLS}, k, sc, dc); }
 static inline AICORE bool pypto_view_shape(__gm__ int64_t *e, int64_t r, int64_t c, int64_t vr, int64_t vc)
 { return (r != vr || c != vc) && pypto_fault(e, {SHAPE}, r, c, vr, vc); }
+static inline AICORE bool pypto_range(__gm__ int64_t *e, int64_t what, int64_t v, int64_t lo, int64_t hi)
+{ return (v < lo || v > hi) && pypto_fault(e, {RANGE}, what, v, lo, hi); }
 """
 for _code in ("SITE", "BLOCK", "GM_BOUNDS", "SET_VALID", "ASSIGN_NEG", "ASSIGN_ALIGN", "ASSIGN_CAP",
-              "SCALAR_RANGE", "SCALAR_INF", "SRC_VALID", "VALID_ROWS", "VALID_COLS", "SHAPE"):
+              "SCALAR_RANGE", "SCALAR_INF", "SRC_VALID", "VALID_ROWS", "VALID_COLS", "SHAPE", "RANGE"):
     PRELUDE = PRELUDE.replace("{" + _code + "}", str(getattr(EC, _code)))
 
 _CXX_OPS = {"+": "+", "-": "-", "*": "*"}

@@ -13,13 +13,18 @@ BF16_MM = BF16 + "; its TMATMUL also static_asserts that bf16 inputs are not all
 STORE_CVT = ("pto-isa's CPU TSTORE from an Acc tile copies its own dtype only: the fixpipe's "
              "conversions (f32 -> f16/bf16/i8, ReLU, scalar and vector quantisation) do not compile")
 
+NO_GEMV = "pto-isa's CPU backend has no TGEMV, TGEMV_ACC or TGEMV_BIAS (TGEMV_IMPL is not declared)"
+
 H_LEFT_ZZ, H_STORE_CVT = "a2a3 TileLeft is Zz", "Conversions out of L0C on the CPU backend"
+H_NO_GEMV = "No TGEMV on the CPU backend"
 
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("test_tmatmul_every_pair", r"-a2a3-", LEFT_ZZ, H_LEFT_ZZ),
     Deviation("test_tmatmul_every_pair", r"-a5-bf16-", BF16_MM, H_BF16),
     Deviation("test_tmatmul_every_pair", r"-a5-(e4m3|e5m2|hif8)-", FP8, H_FP8),
     Deviation("test_tstore_from_acc", r"-a2a3\]", LEFT_ZZ, H_LEFT_ZZ),
+    Deviation("test_family", r"-a2a3\]", LEFT_ZZ, H_LEFT_ZZ),
+    Deviation("test_family", r"-TGEMV(_ACC|_BIAS)?-a5\]", NO_GEMV, H_NO_GEMV),
     Deviation("test_runtime_k_outside_4095_is_a_range_error", r"-a2a3\]", LEFT_ZZ, H_LEFT_ZZ),
     Deviation("test_tstore_from_acc", r"-(f16|bf16|i8|u8|i16|i32)-.*-a5\]|-f32-True-.*-a5\]",
               STORE_CVT, H_STORE_CVT),

@@ -33,17 +33,6 @@ DT = {"f16": pypto.float16, "bf16": pypto.bfloat16, "f32": pypto.float32, "i8": 
 OPS = ("TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS")
 
 
-def cpusim_runs(p: dict) -> bool:
-    """pto-isa's CPU backend aborts (an assert kills the process) on cube kernels whose tiles'
-    runtime valid regions are smaller than the tiles, and on TEXTRACT/TMOV out of L0C to Vec
-    tiles; those cases run on the simulator (and the NPU) only (docs/fidelity.md: "Matrix cases
-    the CPU backend aborts on"). Full-tile cases run everywhere."""
-    if p["target"].backend != "npu-cpusim":
-        return True
-    mkn = p.get("mkn")
-    return mkn is None or tuple(mkn) == (MC, KC, NC)
-
-
 QUICK_SKIP = {("e4m3", "e5m2"), ("e5m2", "e5m2")}       # the full tier has every fp8 pairing
 QUICK_STORES = {("f32", False, "none", False), ("f16", False, "none", False),
                 ("bf16", True, "none", False), ("i8", False, "scalar", False),
@@ -64,7 +53,8 @@ def one_soc(p: dict) -> bool:
 
 
 def not_cpusim(p: dict) -> bool:
-    """Runtime valid regions throughout: see cpusim_runs."""
+    """Cases pto-isa's CPU backend cannot run (each test says why: an assert that kills the
+    process, or a dtype drawn inside the test that the backend lacks)."""
     return p["target"].backend != "npu-cpusim"
 
 
@@ -174,7 +164,6 @@ def _run_cube(soc: str, a_dt: str, b_dt: str, op: str, m: int, k: int, n: int, s
 
 
 @slow_if(one_soc)
-@keep_if(cpusim_runs)
 @pytest.mark.parametrize("soc,a_dt,b_dt", PAIRS)
 @pytest.mark.parametrize("mkn", [(1, 1, 1), (15, 15, 15), (16, 16, 16), (17, 17, 17), (MC, KC, NC),
                                  (1, 64, 48), (32, 1, 17), (15, 33, 64)])
@@ -184,7 +173,6 @@ def test_tmatmul_every_pair(pto_init, target, soc, a_dt, b_dt, mkn):
 
 
 @slow_if(one_soc)
-@keep_if(not_cpusim)
 @pytest.mark.parametrize("soc", ["a2a3", "a5"])
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dt", ["f16", "i8"])
@@ -201,6 +189,8 @@ def test_family(pto_init, target, soc, op, dt):
        dt=st.sampled_from(["f16", "bf16", "f32", "i8"]))
 @PROPERTY
 def test_random_sizes(pto_init, target, soc, m, k, n, dt):
+    """Random runtime m/k/n (npu-cpusim runs the fixed sizes of test_tmatmul_every_pair: bf16,
+    drawn here, is not a type its TMATMUL takes)."""
     _init(pto_init, target, soc)
     _run_cube(soc, dt, dt, "TMATMUL_ACC", m, k, n, ("random", soc, m, k, n, dt))
 
@@ -227,7 +217,9 @@ def _wrap_kernel(steps: int):
 @keep_if(not_cpusim)
 @pytest.mark.parametrize("soc", ["a2a3", "a5"])
 def test_int32_accumulation_wraps(pto_init, target, soc):
-    """40 x 4095 products of 127 * 127 pass 2^31: the accumulator wraps modulo 2^32."""
+    """40 x 4095 products of 127 * 127 pass 2^31: the accumulator wraps modulo 2^32 (not on
+    npu-cpusim: its TMOV asserts equal valid rows, and this kernel's L0 tiles hold 4095 of the
+    L1 tiles' 4096, which the NPU's TMOV allows)."""
     _init(pto_init, target, soc)
     a = np.full((16, 4096), 127, np.int8)
     b = np.full((4096, 16), 127, np.int8)

@@ -293,6 +293,7 @@ def test_fp4_shapes_are_emitted_in_values():
         a = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
         bt = pypto.Tensor(np.zeros((16, 64), np.uint8), dtype=pypto.float4_e2m1x2)
         text = k_fp4.cpp(a, bt, 40, guards=False)
+        guarded = k_fp4.cpp(a, bt, 40)
     finally:
         pypto.finalize()
     assert "Tile<TileType::Mat, float4_e2m1x2_t, 16, 128, BLayout::ColMajor, DYNAMIC, DYNAMIC" in text
@@ -302,6 +303,9 @@ def test_fp4_shapes_are_emitted_in_values():
     assert "Shape<1, 1, 1, 16, DYNAMIC>(1, 1, 1, 16, (kp * 2)), Stride<128, 128, 128, 128, 1>" in text
     assert "Shape<1, 1, 1, 128, 16>, Stride<2048, 2048, 2048, 1, 128>, Layout::DN>" in text
     assert re.search(r"TEXTRACT\(\w+, \w+, \(uint16_t\)\(0\), \(uint16_t\)\(64\)\);", text)
+    # a valid count read back in C++ is in values: pypto's guards compare pairs
+    assert re.search(r"pypto_view_shape\(pypto_err, 16, kp, \w+\.GetValidRow\(\), \(\w+\.GetValidCol\(\) / 2\)\)",
+                     guarded), guarded
 
 
 def test_cube_sizes_are_guarded_in_the_cpp(sim):

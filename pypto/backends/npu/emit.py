@@ -203,7 +203,7 @@ class Emitter:
                 t = self._valid_owner(x)
                 rows = x.name.startswith('vr_')
                 got = f"{self.name(t)}.GetValid{'Row' if rows else 'Col'}()"
-                return f"({got} / 2)" if fp4_pairs(t) == (0 if rows else 1) + 1 else got
+                return f"({got} / 2)" if fp4_pairs(t) == (1 if rows else 2) else got
             return self.names[id(x)]
         if isinstance(x, GmLoad):            # a scalar read of GM by the scalar unit
             el = f"{self.name(x.view.tensor)}[{self.expr(x.view.offset)}]"

@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	@for f in examples/step*.py; do $(PY) $$f || exit 1; done
+	@$(PY) examples/custom_matmul.py
 
 # The quick tier (CI): every instruction and dtype on a few shapes. The full tier adds the
 # cases marked slow (exhaustive sweeps, large shapes).

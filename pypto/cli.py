@@ -371,13 +371,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="a mode parameter of --insn (e.g. rmode=CAST_RINT); repeatable")
     cpp.add_argument("--soc", default=None, help="SoC profile: a2a3 (default) or a5")
     cpp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    sub.metavar = "{info,doctor,cpp}"
+    sub.add_parser("codegen", help="IDL file -> <stem>_pypto.cpp (same as python -m pto.codegen)",
+                   description="pypto codegen --idl FILE.idl [--output_dir DIR] [--target pypto|npu]")
+    sub.metavar = "{info,doctor,cpp,codegen}"
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `pypto` command with argv (default: sys.argv[1:]); returns the exit status."""
     from pypto.errors import PtoError
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["codegen"]:              # its own parser: the tutorial's flags, verbatim
+        from pypto.idl.codegen import main as codegen
+        return codegen(argv[1:], prog="pypto codegen")
     ns = _parser().parse_args(argv)
     try:
         if ns.cmd == "info":

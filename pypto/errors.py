@@ -246,5 +246,44 @@ class KernelFaultError(AclError):
     """The kernel faulted on the device (AI Core exception, trap, timeout), reported at sync."""
 
 
+# -- custom instructions (IDL) ------------------------------------------------------------------
+class IdlError(PtoError):
+    """An IDL file (or a custom operator built from one) is wrong: carries the file, line and
+    column (1-based) and shows the line with a caret under the column."""
+
+    def __init__(self, message: str, *, file: str = "<idl>", line: int = 1, column: int = 1,
+                 source: str | None = None, rule: str | None = None, fix: str | None = None,
+                 note: str | None = None):
+        self.file, self.line, self.column = file, line, column
+        lines = source.split("\n") if source else []       # the parser counts lines at \n only
+        text = lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else None
+        self.excerpt = None if text is None else \
+            f"{text.expandtabs(1)}\n{' ' * max(0, column - 1)}^"
+        head = f"{file}:{line}:{column}: {message}"
+        if self.excerpt:
+            head += "\n    " + self.excerpt.replace("\n", "\n    ")
+        super().__init__(head, rule=rule, fix=fix, note=note)
+
+
+class IdlSyntaxError(IdlError):
+    """The text does not follow the IDL grammar."""
+
+
+class IdlNameError(IdlError):
+    """An undefined, duplicate or wrongly assigned name, or an output never assigned."""
+
+
+class IdlTypeError(IdlError):
+    """An unknown dtype or a dtype rule broken (mixed dtypes, @ of an illegal type, ...)."""
+
+
+class IdlShapeError(IdlError):
+    """Shapes that do not broadcast or multiply, or symbols bound to different sizes."""
+
+
+class IdlFunctionError(IdlError):
+    """An unknown function, a wrong number of arguments, or a form not lowered yet."""
+
+
 __all__ = [name for name, obj in dict(globals()).items()
            if isinstance(obj, type) and issubclass(obj, PtoError)]

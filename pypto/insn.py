@@ -72,16 +72,7 @@ class Insn:
     # -- binding ------------------------------------------------------------------------------
     def set_operand(self, index: int, value: Any) -> None:
         """Bind operand ``index`` (0-based, seed order) to a Tensor, numpy array or scalar."""
-        n = len(self._slots)
-        if isinstance(index, np.integer):
-            index = int(index)
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n:
-            raise OperandIndexError(
-                f"{self.name}.set_operand({index!r}, ...): operand index out of range",
-                rule=f"{self.name} has {n} operands, indices 0..{n - 1}: "
-                     + ", ".join(f"{i}={s.name}" for i, s in enumerate(self._slots)),
-                fix=f"use an index from 0 to {n - 1}")
-        self._ops[index] = value
+        self._ops[operand_index(self.name, index, [s.name for s in self._slots])] = value
 
     def set_param(self, name: str, value: Any) -> None:
         """Set a mode parameter (e.g. rmode="CAST_RINT" for cast), as pto.<NAME>(..., name=value)."""
@@ -181,6 +172,20 @@ class Insn:
                     t.free()
 
 
+def operand_index(insn: str, index: Any, names: list[str]) -> int:
+    """``index`` as an int in 0 .. len(names) - 1 (OperandIndexError listing the operands)."""
+    n = len(names)
+    if isinstance(index, np.integer):
+        index = int(index)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n:
+        raise OperandIndexError(
+            f"{insn}.set_operand({index!r}, ...): operand index out of range",
+            rule=f"{insn} has {n} operands, indices 0..{n - 1}: "
+                 + ", ".join(f"{i}={name}" for i, name in enumerate(names)),
+            fix=f"use an index from 0 to {n - 1}")
+    return index
+
+
 def _loadable(pto_name: str) -> bool:
     return _form(pto_name) is not None
 
@@ -198,6 +203,9 @@ def load_insn(name: str, **params: Any) -> Insn:
             rule="the instruction library is loaded by pypto.init(); no session is running",
             fix="call pypto.init() first")
     sess = runtime.current()
+    from .idl import custom
+    if custom.registered(name) is not None:
+        return custom.load(name)
     spec = isa.lookup(name)
     if spec is not None and _loadable(spec.name):
         return Insn(spec, sess, params)
@@ -222,9 +230,9 @@ def list_insns() -> list[str]:
     return [spec.seed for spec in isa.TABLE.values() if spec.seed and _loadable(spec.name)]
 
 
-def load_custom_insn(path: str) -> None:
-    """Custom instructions from IDL files / generated .so (not built yet in this version)."""
-    from .errors import NotSimulatedError
-    raise NotSimulatedError(f"load_custom_insn({path!r}): custom instructions (IDL) are not built yet",
-                            rule="IDL parsing, codegen and .so loading come with the IDL work",
-                            fix="write the operator as an @pypto.kernel for now")
+def load_custom_insn(path: str, replace: bool = False) -> list[str]:
+    """Register the custom operators of an IDL file or of a library built from ``pypto codegen``'s
+    C++ (may be called before pypto.init()); ``load_insn(name)`` then returns them. Returns the
+    operators' names. See pypto/idl/custom.py."""
+    from .idl.custom import load_custom_insn as load
+    return load(path, replace=replace)

@@ -137,8 +137,8 @@ class _Lowering:
             if op == "-":                      # s - x = (-x) + s
                 neg = self._emit("neg", (b,), e.dtype, e.shape, text="s - x")
                 return self._emit("adds", (neg,), e.dtype, e.shape, scalar=a)
-            return self._emit("divs", (b,), e.dtype, e.shape, scalar=a, params={"recip": True},
-                              text="s / x")
+            r = self._emit("recip", (b,), e.dtype, e.shape, text="s / x = recip(x) * s")
+            return self._emit("muls", (r,), e.dtype, e.shape, scalar=a)
         if callable(b):
             return self._binary_tensor_scalar(e, op, a, b)
         sa, sb = self.values[a].shape, self.values[b].shape

@@ -111,8 +111,20 @@ class Insn:
         call = self._call({})
         return (self._form.legal_text or legal_names)(call)
 
+    def ir(self) -> str:
+        """The library kernel behind execute() for the bound operands, as PTO-style text."""
+        return self._prepared(lambda kern, args: kern.ir(*args))
+
+    def cpp(self) -> str:
+        """The library kernel for the bound operands as PTO C++ (what the npu backends build)."""
+        return self._prepared(lambda kern, args: kern.cpp(*args))
+
     def execute(self) -> None:
         """Run the instruction. Validates every operand first; then stages, launches, copies back."""
+        self._prepared(None)
+
+    def _prepared(self, show):
+        """Validate the operands; then launch (show None) or return show(kernel, launch args)."""
         if runtime._session is not self._session:
             runtime.current()
             raise OperandError(f"{self.name}: loaded in a session that has ended",
@@ -129,7 +141,7 @@ class Insn:
         dt = self._form.check(call)
         scalars = {i: self._scalar(i, v, dt) for i, (slot, v) in enumerate(zip(self._slots, self._ops))
                    if slot.kind == "scalar"}
-        self._run(call, scalars)
+        return self._run(call, scalars, show)
 
     def _scalar(self, i: int, v: Any, dt: D.DType):
         what = f"operand {i} ({self._slots[i].name})"
@@ -142,9 +154,10 @@ class Insn:
         Dx.check_scalar(self.name, what, v, dt)
         return int(v) if dt.is_int else float(v)
 
-    def _run(self, call: Call, scalars: dict) -> None:
+    def _run(self, call: Call, scalars: dict, show=None):
         """Stage numpy operands, launch the library kernel on the form's views of the tensors (in
-        seed order), copy staged outputs back, free what was staged."""
+        seed order), copy staged outputs back, free what was staged (or, with ``show``, return
+        show(kernel, args) instead of launching)."""
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
         args: list[Any] = []
@@ -163,7 +176,10 @@ class Insn:
                 args.append(v._alias(views[i]))
             blocks = self._form.blocks(call)
             params = tuple(sorted(self._params.items()))
-            self._form.kernel(self.pto_name, params)[blocks](*args)
+            kern = self._form.kernel(self.pto_name, params)
+            if show is not None:
+                return show(kern, args)
+            kern[blocks](*args)
             for host, t in outputs:
                 np.copyto(host, t.numpy())
         finally:

@@ -279,3 +279,37 @@ def test_operators_run_as_their_numpy_evaluation(fresh, name):
             tol = 0 if f.dtype.is_int else (2e-3 if f.dtype is pypto.float16 else 1e-4)
             np.testing.assert_allclose(got.astype(np.float64), want[f.name].astype(np.float64),
                                        rtol=tol, atol=tol, err_msg=f"{name} {sizes} {f.name}")
+
+
+def test_each_step_shows_its_kernel(fresh):
+    """insn.ir() / insn.cpp(): every plan step with the library kernel it launches (the same
+    kernels execute() runs); the seed Insn has them too."""
+    pypto.load_custom_insn(str(IDL / "softmax.idl"))
+    pypto.init()
+    insn = pypto.load_insn("Softmax")
+    insn.set_operand(0, pypto.zeros((4, 8)))
+    insn.set_operand(1, pypto.zeros((4, 8)))
+    text, cpp = insn.ir(), insn.cpp()
+    steps = ["rowmax", "rowexpandsub", "exp", "rowsum", "rowexpanddiv"]
+    for k, s in enumerate(steps, 1):
+        assert f"// step {k}: " in text and f"pto.t{s} " in text, s
+        assert f"T{s.upper()}(" in cpp, s
+    add = pypto.load_insn("add")
+    x = pypto.zeros((4, 8))
+    for i in range(3):
+        add.set_operand(i, x)
+    assert "pto.tadd " in add.ir() and "TADD(" in add.cpp()
+
+
+def test_a_type_the_library_lacks_is_refused_at_load_insn(fresh, tmp_path):
+    """a2a3's TADD takes no INT8: load_insn says so at the IDL expression, before anything runs."""
+    p = tmp_path / "i8.idl"
+    p.write_text("operator I8Add { input { Tensor<a, INT8 [M, N]>; Tensor<b, INT8 [M, N]>; }\n"
+                 "  output { Tensor<c, INT8 [M, N]>; }\n"
+                 "  computation { c = a + b; } }\n")
+    pypto.load_custom_insn(str(p))
+    pypto.init(soc="a2a3")
+    with pytest.raises(E.IdlTypeError, match="TADD.*INT8 on a2a3") as ei:
+        pypto.load_insn("I8Add")
+    assert (ei.value.line, ei.value.column) == (3, 23)          # the +
+    assert "INT32, INT16, FLOAT16, FLOAT32" in str(ei.value)

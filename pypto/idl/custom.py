@@ -165,13 +165,14 @@ class CustomInsn:
     """A loaded custom operator. Operands: its inputs in declaration order, then its outputs."""
 
     def __init__(self, custom: Custom, session: runtime.Session):
-        from .lower import lower
+        from .lower import check_dtypes, lower
         self._c = custom
         self._op = custom.op
         self._session = session
         self._fields = tuple(self._op.inputs) + tuple(self._op.outputs)
         self._ops: list[Any] = [_UNSET] * len(self._fields)
         self._plan = lower(self._op)
+        check_dtypes(self._plan, session.soc, getattr(self._op, "source", None))
 
     name = property(lambda self: self._op.name)
     num_operands = property(lambda self: len(self._fields))
@@ -233,8 +234,19 @@ class CustomInsn:
         env.update(bind(self._op, shapes))
         return env, named
 
+    def ir(self) -> str:
+        """Each step of the plan for the bound operands, with its library kernel as PTO text."""
+        return self._run(lambda insn: insn.ir())
+
+    def cpp(self) -> str:
+        """Each step of the plan for the bound operands, with its kernel as PTO C++."""
+        return self._run(lambda insn: insn.cpp())
+
     def execute(self) -> None:
         """Run the operator's plan on the active backend; outputs are written at the end."""
+        self._run(None)
+
+    def _run(self, show):
         from .lower import run
         if runtime._session is not self._session:
             raise OperandError(f"{self.name}: loaded in a session that has ended",
@@ -247,6 +259,8 @@ class CustomInsn:
             inputs[k] = Tensor(inputs[k])
         concrete = (lambda shape: tuple(d if isinstance(d, int) else env[d] for d in shape))
         try:
+            if show is not None:
+                return run(self._plan, inputs, env, concrete, show)["text"]
             results = run(self._plan, inputs, env, concrete)
             try:
                 for f in self._op.outputs:

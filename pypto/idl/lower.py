@@ -41,6 +41,7 @@ class Step:
     scalar: Scalar | None = None
     params: dict = field(default_factory=dict)
     text: str = ""
+    loc: A.Loc | None = None         # the IDL expression this step computes
 
 
 @dataclass
@@ -106,6 +107,13 @@ class _Lowering:
     # -- expressions -------------------------------------------------------------------------------
     def expr(self, e) -> int | Scalar:
         """The value id of a tensor expression, or a scalar function of the bound sizes."""
+        first = len(self.steps)
+        out = self._expr(e)
+        for s in self.steps[first:]:
+            s.loc = s.loc or e.loc
+        return out
+
+    def _expr(self, e) -> int | Scalar:
         if isinstance(e, A.Name):
             return self.names[e.id]
         if isinstance(e, A.Const):
@@ -219,22 +227,56 @@ def _vector_kind(shape: tuple, full: tuple) -> int | None:
     return 0
 
 
+def check_dtypes(plan: Plan, soc, source: str | None = None) -> None:
+    """Every step's element types are ones its library instruction takes on this SoC (checked
+    when the instruction is loaded, so the error points at the IDL expression)."""
+    from .. import isa
+    from ..errors import IdlTypeError
+    from .parser import IDL_NAME
+    for s in plan.steps:
+        spec = isa.lookup(s.insn)
+        legal = spec.dtypes_on(soc.name)
+        dst, srcs = plan.values[s.dst].dtype, [plan.values[i].dtype for i in s.srcs]
+        if all(isinstance(x, str) for x in legal):
+            have, ok = srcs[0] if srcs else dst, None
+            ok = have.short in legal
+            names = ", ".join(IDL_NAME.get(D.BY_NAME[x], x) for x in legal)
+            what = IDL_NAME.get(have, have.name)
+        else:
+            have = (dst,) + tuple(srcs)
+            ok = tuple(x.short for x in have) in legal
+            names = "; ".join(" ".join(IDL_NAME.get(D.BY_NAME[y], y) for y in x[1:]) + " -> "
+                              + IDL_NAME.get(D.BY_NAME[x[0]], x[0]) for x in legal)
+            what = " ".join(IDL_NAME.get(x, x.name) for x in have[1:]) + " -> " + \
+                IDL_NAME.get(dst, dst.name)
+        if not ok:
+            loc = s.loc or A.Loc("<idl>", 1, 1)
+            raise IdlTypeError(f"this runs as {s.insn} ({spec.name}), which takes no {what} on {soc.name}",
+                               file=loc.file, line=loc.line, column=loc.column, source=source,
+                               rule=f"{s.insn} on {soc.name} takes {names}",
+                               fix="cast to one of those types first (cast(x, FLOAT32))")
+
+
 def lower(op: A.Operator) -> Plan:
     """The plan of a checked operator (raises IdlFunctionError for what is not lowered yet)."""
     return _Lowering(op).plan()
 
 
-def run(plan: Plan, tensors: dict[str, Any], env: dict, concrete: Callable[[tuple], tuple]) -> dict:
+def run(plan: Plan, tensors: dict[str, Any], env: dict, concrete: Callable[[tuple], tuple],
+        show: Callable[[Any], str] | None = None) -> dict:
     """Execute the plan on the active backend: ``tensors`` maps input names to device tensors,
     ``env`` symbol sizes and scalar inputs, ``concrete`` turns a symbolic shape into sizes.
     Returns output name -> a new device tensor holding it (the caller copies it out and frees
-    it); every other temporary is freed here, also when a step fails."""
+    it); every other temporary is freed here, also when a step fails. With ``show`` nothing
+    runs: returns {"text": each step's line and show(its loaded instruction)}."""
     from ..insn import load_insn
     from ..tensor import empty
     held: dict[int, Any] = {i: tensors[v.name] for i, v in enumerate(plan.values)
                             if v.name is not None and v.name in tensors}
     made: list[Any] = []
     result: dict[str, Any] = {}
+    texts: list[str] = []
+    lines = plan.text().splitlines()
     try:
         for s in plan.steps:
             dst = plan.values[s.dst]
@@ -246,8 +288,13 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, concrete: Callable[[tupl
                 ops.append(_scalar_for(s.scalar(env), dst.dtype))
             for k, x in enumerate(ops + [out]):
                 insn.set_operand(k, x)
-            insn.execute()
+            if show is not None:
+                texts.append(f"// step {len(texts) + 1}: {lines[len(texts)]}\n{show(insn)}")
+            else:
+                insn.execute()
             held[s.dst] = out
+        if show is not None:
+            return {"text": "\n".join(texts)}
         result = {name: held[v] for name, v in plan.outputs.items()}
         return result
     finally:

@@ -14,7 +14,8 @@ from .errors import PtoError
 from .runtime import (Session, finalize, get_device_count, init, is_initialized, reset_stats,
                       set_device, stats)
 from .tensor import Tensor, empty, from_numpy, zeros
-from .insn import Insn, list_insns, load_custom_insn, load_insn
+from .insn import Insn, list_insns, load_insn
+from .idl.custom import load_custom_insn
 from .backends.sim.options import SimOptions
 from .lang import pto
 from .lang.kernel import kernel

@@ -10,7 +10,7 @@ untouched.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -202,6 +202,11 @@ def operand_index(insn: str, index: Any, names: list[str]) -> int:
     return index
 
 
+# Other sources of loadable instructions, asked first by load_insn (custom IDL operators register
+# theirs: pypto/idl/custom.py). Each maps a name to an instruction object, or None.
+PROVIDERS: list[Callable[[str], Any]] = []
+
+
 def _loadable(pto_name: str) -> bool:
     return _form(pto_name) is not None
 
@@ -219,9 +224,10 @@ def load_insn(name: str, **params: Any) -> Insn:
             rule="the instruction library is loaded by pypto.init(); no session is running",
             fix="call pypto.init() first")
     sess = runtime.current()
-    from .idl import custom
-    if custom.registered(name) is not None:
-        return custom.load(name)
+    for provider in PROVIDERS:
+        found = provider(name)
+        if found is not None:
+            return found
     spec = isa.lookup(name)
     if spec is not None and _loadable(spec.name):
         return Insn(spec, sess, params)
@@ -244,11 +250,3 @@ def load_insn(name: str, **params: Any) -> Insn:
 def list_insns() -> list[str]:
     """Seed names load_insn() accepts (their PTO names work too), in table order."""
     return [spec.seed for spec in isa.TABLE.values() if spec.seed and _loadable(spec.name)]
-
-
-def load_custom_insn(path: str, replace: bool = False) -> list[str]:
-    """Register the custom operators of an IDL file or of a library built from ``pypto codegen``'s
-    C++ (may be called before pypto.init()); ``load_insn(name)`` then returns them. Returns the
-    operators' names. See pypto/idl/custom.py."""
-    from .idl.custom import load_custom_insn as load
-    return load(path, replace=replace)

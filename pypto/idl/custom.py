@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import isa, runtime
 from ..errors import IdlError, OperandError, OperandNotSetError, PtoError
+from ..insn import PROVIDERS, operand_index
 from ..tensor import Tensor
 from . import ast as A
 
@@ -192,7 +193,6 @@ class CustomInsn:
 
     def set_operand(self, index: int, value: Any) -> None:
         """Bind operand ``index`` (IDL order: inputs, then outputs) to a tensor, array or number."""
-        from ..insn import operand_index
         self._ops[operand_index(self.name, index, [f.name for f in self._fields])] = value
 
     # -- checking ---------------------------------------------------------------------------------
@@ -326,5 +326,9 @@ def _tolerance(dt: D.DType) -> tuple[float, float]:
 
 
 def load(name: str) -> CustomInsn | None:
+    """The CustomInsn of a registered operator in the current session (None if unknown)."""
     c = _REGISTRY.get(name)
     return None if c is None else CustomInsn(c, runtime.current())
+
+
+PROVIDERS.append(load)

@@ -129,6 +129,7 @@ def _open_library(p: Path) -> _Library:
 def _library_reference(lib: _Library, op: A.Operator) -> Callable[[dict], dict]:
     from . import bind
     from .codegen import symbols
+    from .evaluate import to_dtype
     fn = getattr(lib.handle, f"pypto_reference_{op.name}")
     fn.restype = ctypes.c_int
     syms = symbols(op)
@@ -150,14 +151,9 @@ def _library_reference(lib: _Library, op: A.Operator) -> Callable[[dict], dict]:
             raise PtoError(f"{op.name} reference: integer division by zero",
                            rule="the reference divides integers like C (truncating); a zero divisor "
                                 "has no result", fix="check the inputs")
-        return {f.name: _to_dtype(o, f.dtype) for f, o in zip(op.outputs, outs)}
+        return {f.name: to_dtype(np.rint(o) if f.dtype.is_int else o, f.dtype)
+                for f, o in zip(op.outputs, outs)}
     return run
-
-
-def _to_dtype(x: np.ndarray, dt: D.DType) -> np.ndarray:
-    if dt.is_int:
-        return np.rint(x).astype(np.int64).astype(dt.np)
-    return x.astype(dt.np)
 
 
 # -- the instruction --------------------------------------------------------------------------------
@@ -257,11 +253,10 @@ class CustomInsn:
         staged = [k for k, v in inputs.items() if isinstance(v, np.ndarray)]
         for k in staged:
             inputs[k] = Tensor(inputs[k])
-        concrete = (lambda shape: tuple(d if isinstance(d, int) else env[d] for d in shape))
         try:
             if show is not None:
-                return run(self._plan, inputs, env, concrete, show)["text"]
-            results = run(self._plan, inputs, env, concrete)
+                return run(self._plan, inputs, env, show)["text"]
+            results = run(self._plan, inputs, env)
             try:
                 for f in self._op.outputs:
                     out, got = named[f.name], results[f.name].numpy()
@@ -281,7 +276,7 @@ class CustomInsn:
     def reference(self, *arrays: Any) -> dict[str, np.ndarray]:
         """The reference result for these inputs (IDL order; scalars may be left to their
         defaults), or for the bound operands when called without arguments."""
-        ins = [f for f in self._op.inputs]
+        ins = list(self._op.inputs)
         if not arrays:
             arrays = tuple(np.asarray(v.numpy() if isinstance(v, Tensor) else v) if v is not _UNSET
                            else _UNSET for v in self._ops[:len(ins)])

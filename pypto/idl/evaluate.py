@@ -86,7 +86,7 @@ def evaluate(op: A.Operator, values: dict[str, Any]) -> dict[str, np.ndarray]:
     with np.errstate(all="ignore"):
         for s in op.body:
             env[s.target] = _eval(op, s.value, env)
-        return {f.name: _to_dtype(env[f.name], f.dtype) for f in op.outputs}
+        return {f.name: to_dtype(env[f.name], f.dtype) for f in op.outputs}
 
 
 def _wide(dt: D.DType) -> type:
@@ -130,7 +130,7 @@ def _array(op: A.Operator, f: A.TensorField, v: Any) -> np.ndarray:
                    "pass a numpy array of numbers") from None
 
 
-def _to_dtype(x: Any, dt: D.DType) -> np.ndarray:
+def to_dtype(x: Any, dt: D.DType) -> np.ndarray:
     """A float64/int64 value as ``dt`` (floats round, integers wrap)."""
     x = np.asarray(x)
     if dt.is_int:
@@ -145,7 +145,7 @@ def _cast(x: Any, to: D.DType) -> np.ndarray:
         info = np.iinfo(to.np)
         x = np.clip(np.nan_to_num(np.trunc(x), nan=0.0), float(info.min), float(info.max))
         return x.astype(to.np).astype(np.int64)
-    return _to_dtype(x, to).astype(_wide(to))
+    return to_dtype(x, to).astype(_wide(to))
 
 
 def _divide(op: A.Operator, e: A.BinOp, a: Any, b: Any) -> Any:
@@ -179,7 +179,7 @@ def _eval(op: A.Operator, e: A.Expr, env: dict) -> Any:
         a, b = _eval(op, e.lhs, env), _eval(op, e.rhs, env)
         if e.op == "@":
             r = np.asarray(a) @ np.asarray(b)
-            return _to_dtype(r, D.int32).astype(np.int64) if e.dtype.is_int else r
+            return to_dtype(r, D.int32).astype(np.int64) if e.dtype.is_int else r
         if e.op == "/":
             return _divide(op, e, a, b)
         return {"+": np.add, "-": np.subtract, "*": np.multiply}[e.op](a, b)

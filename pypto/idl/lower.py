@@ -141,14 +141,14 @@ class _Lowering:
             return lambda env, a=a, b=b: fn(a(env), b(env))
         if callable(a):                        # scalar op tensor
             if op in _COMMUTES:
-                return self._binary_tensor_scalar(e, op, b, a)
+                return self._emit(_BINARY[op][3], (b,), e.dtype, e.shape, scalar=a)
             if op == "-":                      # s - x = (-x) + s
                 neg = self._emit("neg", (b,), e.dtype, e.shape, text="s - x")
                 return self._emit("adds", (neg,), e.dtype, e.shape, scalar=a)
             r = self._emit("recip", (b,), e.dtype, e.shape, text="s / x = recip(x) * s")
             return self._emit("muls", (r,), e.dtype, e.shape, scalar=a)
         if callable(b):
-            return self._binary_tensor_scalar(e, op, a, b)
+            return self._emit(_BINARY[op][3], (a,), e.dtype, e.shape, scalar=b)
         sa, sb = self.values[a].shape, self.values[b].shape
         if sa == sb:
             return self._emit(_BINARY[op][0], (a, b), e.dtype, e.shape)
@@ -164,9 +164,6 @@ class _Lowering:
             r = self._emit("recip", (b,), e.dtype, e.shape, text="v / x")
             return self._emit(_BINARY["*"][kind_a], (r, a), e.dtype, e.shape)
         raise self._unsupported(e, f"broadcasting {list(sa)} {op} {list(sb)}")
-
-    def _binary_tensor_scalar(self, e, op: str, t: int, s: Scalar) -> int:
-        return self._emit(_BINARY[op][3], (t,), e.dtype, e.shape, scalar=s)
 
     def _call(self, e: A.Call) -> int | Scalar:
         f = e.func
@@ -192,17 +189,17 @@ class _Lowering:
 
     def plan(self) -> Plan:
         outputs = {}
+        out_names = {f.name for f in self.op.outputs}
         for s in self.op.body:
             v = self.expr(s.value)
             if callable(v):
                 raise self._unsupported(s.value, f"assigning a scalar to {s.target}")
-            if self.values[v].name is not None and s.target in {f.name for f in self.op.outputs}:
-                # an output that is an input (or another output) unchanged: a copy step
-                v = self._emit("muls", (v,), self.values[v].dtype, self.values[v].shape,
-                               scalar=lambda env: 1, text="copy")
-            self.names[s.target] = v
-            if s.target in {f.name for f in self.op.outputs}:
+            if s.target in out_names:
+                if self.values[v].name is not None:     # an input, unchanged: a copy step
+                    v = self._emit("muls", (v,), self.values[v].dtype, self.values[v].shape,
+                                   scalar=lambda env: 1, text="copy")
                 outputs[s.target] = v
+            self.names[s.target] = v
         return Plan(self.values, self.steps, outputs)
 
 
@@ -262,10 +259,9 @@ def lower(op: A.Operator) -> Plan:
     return _Lowering(op).plan()
 
 
-def run(plan: Plan, tensors: dict[str, Any], env: dict, concrete: Callable[[tuple], tuple],
-        show: Callable[[Any], str] | None = None) -> dict:
+def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any], str] | None = None) -> dict:
     """Execute the plan on the active backend: ``tensors`` maps input names to device tensors,
-    ``env`` symbol sizes and scalar inputs, ``concrete`` turns a symbolic shape into sizes.
+    ``env`` symbol sizes and scalar inputs.
     Returns output name -> a new device tensor holding it (the caller copies it out and frees
     it); every other temporary is freed here, also when a step fails. With ``show`` nothing
     runs: returns {"text": each step's line and show(its loaded instruction)}."""
@@ -280,7 +276,7 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, concrete: Callable[[tupl
     try:
         for s in plan.steps:
             dst = plan.values[s.dst]
-            out = empty(concrete(dst.shape), dst.dtype)
+            out = empty(tuple(_size(d, env) for d in dst.shape), dst.dtype)
             made.append(out)
             insn = load_insn(s.insn, **s.params)
             ops = [held[i] for i in s.srcs]

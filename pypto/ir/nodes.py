@@ -222,6 +222,13 @@ class TileType:
         return {("RowMajor", "RowMajor"): "Zz", ("ColMajor", "RowMajor"): "Nz",
                 ("RowMajor", "ColMajor"): "Zn", ("ColMajor", "ColMajor"): "Nn"}[(self.blayout, self.slayout)]
 
+    @property
+    def contiguous_axis(self) -> str:
+        """The axis consecutive storage runs along ("columns" or "rows"): the box's inner order,
+        else the layout's. Packed fp4 pairs run along it."""
+        order = self.slayout if self.slayout != "NoneBox" else self.blayout
+        return "columns" if order == "RowMajor" else "rows"
+
     @functools.cached_property
     def inner(self) -> tuple[int, int]:
         """The inner box (InnerRows, InnerCols) of pto-isa-semantics 3.1; (1, 1) when unboxed."""

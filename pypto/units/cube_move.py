@@ -22,7 +22,7 @@ from ..ir.nodes import TileVar, is_runtime
 from ..ir.registry import Unit, register
 from . import fixpipe as FX
 from .cube_matmul import require_layout
-from .move_common import fp4_axis, require_fp4_axis
+from .move_common import require_fp4_axis
 
 _ROLE = {"Left": "a", "Right": "b", "ScaleLeft": "aScale", "ScaleRight": "bScale"}
 _BIAS = FX.pairs("i32>i32 f32>f32 f16>f32")
@@ -84,7 +84,8 @@ def check(node, soc) -> None:
         _same_dtype(node, dst, src)
         require_layout(node, soc, _ROLE[d], dst)
         if dst.type.dtype.lanes > 1:
-            require_fp4_axis(node, f"dst {dst.name}", fp4_axis(dst), f"src {src.name}", fp4_axis(src))
+            require_fp4_axis(node, f"dst {dst.name}", dst.type.contiguous_axis, f"src {src.name}",
+                             src.type.contiguous_axis)
         if node.name == "TMOV" and (dst.type.rows, dst.type.cols) != (src.type.rows, src.type.cols):
             raise TileShapeError(f"TMOV: dst {dst.name} is {dst.type.rows} x {dst.type.cols} but src "
                                  f"{src.name} is {src.type.rows} x {src.type.cols}",
@@ -115,7 +116,8 @@ def check(node, soc) -> None:
                                 rule="only a5 moves Vec tiles to L1", fix="use soc='a5'")
         _same_dtype(node, dst, src)
         if dst.type.dtype.lanes > 1:
-            require_fp4_axis(node, f"dst {dst.name}", fp4_axis(dst), f"src {src.name}", fp4_axis(src))
+            require_fp4_axis(node, f"dst {dst.name}", dst.type.contiguous_axis, f"src {src.name}",
+                             src.type.contiguous_axis)
         return
     if s == "Acc" and d in ("Mat", "Vec"):
         if d == "Vec" and soc.name != "a5":

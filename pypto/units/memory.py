@@ -34,7 +34,7 @@ from ..ir.nodes import GmView, TileVar, binop, is_runtime, is_static
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 from . import fixpipe as FX
-from .move_common import VIEW_FP4_AXIS, fp4_axis, require_fp4_axis
+from .move_common import VIEW_FP4_AXIS, require_fp4_axis
 
 # The NPU's PadValue::Min / Max per element type, as values of the simulator's storage type
 # (3.6 and the addendum: i8 Min is -1, unsigned Min is 0, floats pad -inf/+inf). Zero pads 0;
@@ -208,8 +208,8 @@ def check_view(node, soc) -> None:
     mode = transfer_mode(node, soc)
     _check_extent(node, t, v, mode)
     if ty.dtype.lanes > 1:
-        require_fp4_axis(node, f"tile {t.name}", fp4_axis(t), f"the {v.layout} view of {v.tensor.name}",
-                         VIEW_FP4_AXIS[v.layout])
+        require_fp4_axis(node, f"tile {t.name}", t.type.contiguous_axis,
+                         f"the {v.layout} view of {v.tensor.name}", VIEW_FP4_AXIS[v.layout])
     c0 = 32 // ty.dtype.itemsize
     if mode == NZ:
         if ty.dtype.itemsize == 8:

@@ -21,11 +21,6 @@ def require_vec_pair(node, dst: TileVar, src: TileVar) -> None:
 VIEW_FP4_AXIS = {"ND": "columns", "NZ": "columns", "DN": "rows"}
 
 
-def fp4_axis(t: TileVar) -> str:
-    ty = t.type
-    return "columns" if (ty.slayout if ty.slayout != "NoneBox" else ty.blayout) == "RowMajor" else "rows"
-
-
 def require_fp4_axis(node, dst: str, dst_axis: str, src: str, src_axis: str) -> None:
     """A move of packed fp4 pairs keeps the axis the pairs run along."""
     if dst_axis != src_axis:
@@ -37,4 +32,4 @@ def require_fp4_axis(node, dst: str, dst_axis: str, src: str, src_axis: str) -> 
                               "view (K contiguous) into pto.TileMatZn, as the NPU's MXFP4 GEMM does")
 
 
-__all__ = ["MATRIX_ISSUE", "VIEW_FP4_AXIS", "fp4_axis", "require_fp4_axis", "require_vec_pair"]
+__all__ = ["MATRIX_ISSUE", "VIEW_FP4_AXIS", "require_fp4_axis", "require_vec_pair"]

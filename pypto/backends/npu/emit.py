@@ -140,18 +140,15 @@ def _ident(name: str, taken: set[str]) -> str:
 # Packed fp4: a pypto element is a byte, two values along the storage's contiguous axis; pto-isa's
 # C++ counts values in tile shapes, valid regions and GlobalTensor shapes/strides, so the pair
 # axis doubles on the way out (and a valid count read back halves).
-def fp4_pairs(t: TileVar) -> int:
-    """0 for other types; for fp4 tiles 1 when the pairs run along rows, 2 along columns."""
-    ty = t.type
-    if ty.dtype.lanes == 1:
-        return 0
-    return 2 if (ty.slayout if ty.slayout != "NoneBox" else ty.blayout) == "RowMajor" else 1
+def fp4_pairs(t: TileVar) -> str | None:
+    """The axis ("rows" / "columns") a packed fp4 tile's pairs run along; None for other types."""
+    return t.type.contiguous_axis if t.type.dtype.lanes > 1 else None
 
 
 def values_shape(t: TileVar, rows, cols) -> tuple:
     """(rows, cols) of a tile as pto-isa counts them: fp4 pairs doubled along their axis."""
     axis = fp4_pairs(t)
-    return binop("*", rows, 2) if axis == 1 else rows, binop("*", cols, 2) if axis == 2 else cols
+    return binop("*", rows, 2) if axis == "rows" else rows, binop("*", cols, 2) if axis == "columns" else cols
 
 
 def view_values(v: GmView) -> tuple[list, list]:
@@ -203,7 +200,7 @@ class Emitter:
                 t = self._valid_owner(x)
                 rows = x.name.startswith('vr_')
                 got = f"{self.name(t)}.GetValid{'Row' if rows else 'Col'}()"
-                return f"({got} / 2)" if fp4_pairs(t) == (1 if rows else 2) else got
+                return f"({got} / 2)" if fp4_pairs(t) == ("rows" if rows else "columns") else got
             return self.names[id(x)]
         if isinstance(x, GmLoad):            # a scalar read of GM by the scalar unit
             el = f"{self.name(x.view.tensor)}[{self.expr(x.view.offset)}]"

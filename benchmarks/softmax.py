@@ -7,6 +7,10 @@ along axis 1). Both are warmed up first; each time is the best of --repeat runs.
 checked against numpy (max abs error below 1e-6: the simulator computes exp in double and
 rounds once, numpy in float32) so the benchmark cannot time a broken kernel.
 
+It also times examples/idl/softmax.idl loaded as a custom instruction: as pypto runs it (one
+fused kernel over UB tiles) and unfused (each of its five steps a library kernel, the values
+between them through GM), both against the same numpy run.
+
 Run:  .venv/bin/python benchmarks/softmax.py [--rows 4096] [--cols 1024] [--repeat 5]
 """
 from __future__ import annotations
@@ -58,6 +62,7 @@ def main(argv=None) -> None:
     err = float(np.abs(y.numpy() - out).max())
     if not err < 1e-6:
         raise AssertionError(f"softmax differs from numpy by {err}")
+    idl = _idl_rows(x, y, out, args.repeat)
     print("pypto row softmax (examples/kernel_softmax.py) vs numpy float32 softmax")
     print(f"  pypto {pypto.__version__}, backend sim ({args.mode}), soc a2a3, {blocks} blocks, "
           f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()} "
@@ -65,7 +70,29 @@ def main(argv=None) -> None:
     print(f"  {args.rows} x {args.cols} float32: pypto {t_pypto * 1e3:9.2f} ms   numpy "
           f"{t_numpy * 1e3:9.2f} ms   pypto/numpy {t_pypto / t_numpy:6.2f}x   (max abs diff "
           f"{err:.1e}; first launch {first * 1e3:.0f} ms)")
+    for what, t in idl:
+        print(f"  {what}: {t * 1e3:9.2f} ms   pypto/numpy {t / t_numpy:6.2f}x")
     pypto.finalize()
+
+
+def _idl_rows(x, y, want: np.ndarray, repeat: int) -> list[tuple[str, float]]:
+    """(label, best time) of the IDL Softmax run fused, then unfused; each result checked."""
+    pypto.load_custom_insn(str(Path(__file__).resolve().parents[1] / "examples" / "idl" / "softmax.idl"),
+                           replace=True)
+    rows = []
+    for label, fused in (("IDL Softmax, one fused kernel        ", True),
+                         ("IDL Softmax, unfused (5 library kernels)", False)):
+        insn = pypto.load_insn("Softmax")
+        if not fused:
+            insn._plan.segments = []
+        insn.set_operand(0, x)
+        insn.set_operand(1, y)
+        insn.execute()
+        err = float(np.abs(y.numpy() - want).max())
+        if not err < 1e-6:
+            raise AssertionError(f"{label.strip()} differs from numpy by {err}")
+        rows.append((label, best_of(repeat, insn.execute)))
+    return rows
 
 
 if __name__ == "__main__":

@@ -113,15 +113,24 @@ class Insn:
 
     def ir(self) -> str:
         """The library kernel behind execute() for the bound operands, as PTO-style text."""
-        return self._prepared(lambda kern, args: kern.ir(*args))
+        return self._prepared(lambda kern, args, blocks: kern.ir(*args))
 
     def cpp(self) -> str:
         """The library kernel for the bound operands as PTO C++ (what the npu backends build)."""
-        return self._prepared(lambda kern, args: kern.cpp(*args))
+        return self._prepared(lambda kern, args, blocks: kern.cpp(*args))
 
     def execute(self) -> None:
         """Run the instruction. Validates every operand first; then stages, launches, copies back."""
         self._prepared(None)
+
+    def launch_args(self) -> tuple:
+        """(kernel, blocks, args) that execute() would launch, for operands that are all device
+        tensors (a composite such as a custom operator launches them itself)."""
+        if any(isinstance(v, np.ndarray) for v in self._ops):
+            raise OperandError(f"{self.name}.launch_args(): an operand is a numpy array",
+                               rule="launch_args() hands out device tensors only",
+                               fix="bind pypto.Tensor operands, or call execute()")
+        return self._prepared(lambda kern, args, blocks: (kern, blocks, args))
 
     def _prepared(self, show):
         """Validate the operands; then launch (show None) or return show(kernel, launch args)."""
@@ -157,7 +166,7 @@ class Insn:
     def _run(self, call: Call, scalars: dict, show=None):
         """Stage numpy operands, launch the library kernel on the form's views of the tensors (in
         seed order), copy staged outputs back, free what was staged (or, with ``show``, return
-        show(kernel, args) instead of launching)."""
+        show(kernel, args, blocks) instead of launching)."""
         staged: list[Tensor] = []
         outputs: list[tuple[np.ndarray, Tensor]] = []
         args: list[Any] = []
@@ -178,7 +187,7 @@ class Insn:
             params = tuple(sorted(self._params.items()))
             kern = self._form.kernel(self.pto_name, params)
             if show is not None:
-                return show(kern, args)
+                return show(kern, args, blocks)
             kern[blocks](*args)
             for host, t in outputs:
                 np.copyto(host, t.numpy())

@@ -221,10 +221,12 @@ def test_operand_errors_leave_outputs_untouched(fresh):
 
 
 def test_plan_is_inspectable(fresh):
+    """Softmax is one fused kernel: its five steps run over UB tiles, x is read and y written once."""
     pypto.load_custom_insn(str(IDL / "softmax.idl"))
     pypto.init()
-    plan = pypto.load_insn("Softmax").plan
-    assert [line.split(" = ")[1].split("(")[0] for line in plan.splitlines()] == \
+    plan = pypto.load_insn("Softmax").plan.splitlines()
+    assert plan[0].startswith("kernel idl_Softmax_0: rows, 5 steps") and plan[0].endswith("reads x; writes y")
+    assert [line.split(" = ")[1].split("(")[0] for line in plan[1:]] == \
         ["rowmax", "rowexpandsub", "exp", "rowsum", "rowexpanddiv"]
 
 
@@ -290,9 +292,11 @@ def test_each_step_shows_its_kernel(fresh):
     insn.set_operand(0, pypto.zeros((4, 8)))
     insn.set_operand(1, pypto.zeros((4, 8)))
     text, cpp = insn.ir(), insn.cpp()
-    steps = ["rowmax", "rowexpandsub", "exp", "rowsum", "rowexpanddiv"]
-    for k, s in enumerate(steps, 1):
-        assert f"// step {k}: " in text and f"pto.t{s} " in text, s
+    assert text.count("kernel @") == 1 and "kernel @idl_Softmax_0(" in text
+    assert cpp.count("PTO C++ emitted by pypto") == 1 and "idl_Softmax_0: PTO C++" in cpp
+    assert text.count("pto.tload ") == 1 and text.count("pto.tstore ") == 1     # x in, y out
+    for s in ["rowmax", "rowexpandsub", "exp", "rowsum", "rowexpanddiv"]:
+        assert f"pto.t{s} " in text, s
         assert f"T{s.upper()}(" in cpp, s
     add = pypto.load_insn("add")
     x = pypto.zeros((4, 8))
@@ -313,3 +317,44 @@ def test_a_type_the_library_lacks_is_refused_at_load_insn(fresh, tmp_path):
         pypto.load_insn("I8Add")
     assert (ei.value.line, ei.value.column) == (3, 23)          # the +
     assert "INT32, INT16, FLOAT16, FLOAT32" in str(ei.value)
+
+
+@needs_gxx
+def test_codegen_target_npu_carries_every_kernel(tmp_path):
+    """--target npu: the plan's kernels (the GEMM, then the fused epilogue) as PTO C++ sections a
+    plain g++ build skips; --dims picks the tiles; a bad --dims is a located error."""
+    p = subprocess.run([sys.executable, "-m", "pto.codegen", "--idl", str(IDL / "gemm_bias_relu.idl"),
+                        "--output_dir", str(tmp_path), "--target", "npu", "--dims", "N=512", "--build", "none"],
+                       env=_env(), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "gemm_bias_relu_pypto.cpp").read_text()
+    assert "#if PYPTO_DEVICE_KERNEL == 1" in text and "#if PYPTO_DEVICE_KERNEL == 2" in text
+    assert "library t3 = matmul(a, b)" in text and "[cube cores]" in text
+    assert "kernel idl_GemmBiasRelu_1: rows" in text and "x 512," in text and "[vec cores]" in text
+    assert "TCOLEXPANDADD(" in text and "TRELU(" in text and "TMATMUL(" in text
+    so = tmp_path / "plain.so"
+    subprocess.run([GXX, "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "gemm_bias_relu_pypto.cpp")],
+                   check=True)
+    pypto.load_custom_insn(str(so), replace=True)
+    bad = subprocess.run([sys.executable, "-m", "pto.codegen", "--idl", str(IDL / "softmax.idl"),
+                          "--output_dir", str(tmp_path), "--target", "npu", "--dims", "N=wide"],
+                         env=_env(), capture_output=True, text=True)
+    assert bad.returncode == 2 and "--dims" in bad.stderr and "M=128,N=4096" in bad.stderr
+
+
+from pypto.testing import unavailable_reason  # noqa: E402
+
+
+@pytest.mark.skipif(unavailable_reason("npu-cpusim") is not None,
+                    reason=f"needs pto-isa's CPU backend: {unavailable_reason('npu-cpusim')}")
+def test_codegen_builds_the_device_kernels_against_pto_isa(tmp_path):
+    """--build cpusim compiles each device section of the generated file (the same file bisheng
+    builds with --build npu) into a library exporting the launch ABI."""
+    import ctypes
+    p = subprocess.run([sys.executable, "-m", "pto.codegen", "--idl", str(IDL / "softmax.idl"),
+                        "--output_dir", str(tmp_path), "--target", "npu", "--soc", "a5", "--build", "cpusim"],
+                       env=_env(), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    built = [Path(line) for line in p.stdout.split() if line.endswith(".so")]
+    assert [b.name for b in built] == ["softmax_idl_Softmax_0_cpusim.so"]
+    assert ctypes.CDLL(str(built[0])).call_kernel

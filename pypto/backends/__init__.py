@@ -31,3 +31,26 @@ def emit_cpp(kernel, soc, guards: bool = True) -> str:
     from .. import __version__
     from .npu.emit import emit_kernel
     return emit_kernel(kernel, soc, header=f" {__version__}", guards=guards)
+
+
+def core_kind(kernel) -> str:
+    """"vec", "cube" or "mix": the AI cores a kernel's IR runs on (what bisheng builds it for)."""
+    from .npu.emit import core_kind as kind
+    return kind(kernel)
+
+
+def build_cpp(source: str, kind: str, soc: str, core: str, name: str):
+    """Build emitted PTO C++ into a shared library the way the NPU backends do: kind "npu"
+    (bisheng, needs CANN) or "cpusim" (g++ against pto-isa's CPU backend). Returns its path (in
+    the build cache); NpuUnavailableError if the toolchain is missing."""
+    from .npu import build
+    from .npu.toolchain import discover_cached
+    return build.build(source, build.BuildTarget(kind, soc, core), discover_cached(), name=name)
+
+
+def can_build(kind: str) -> bool:
+    """Whether build_cpp(kind=...) has its compiler and headers here."""
+    from .npu.toolchain import discover_cached
+    tc = discover_cached()
+    return tc.bisheng is not None and tc.pto_isa_include is not None if kind == "npu" else \
+        tc.cxx is not None and tc.pto_isa_include is not None

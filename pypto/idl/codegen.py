@@ -4,14 +4,20 @@ The file builds with a plain ``g++ -shared -fPIC -O2 -o <stem>_pypto.so <stem>_p
 CANN, no Python headers) into a library with a small C ABI (``ABI`` below): the operators'
 manifest (their canonical IDL, which ``load_custom_insn`` parses) and, per operator, a plain C++
 reference of its computation (loops in double, independent of the tile lowering).
-``--target npu`` also appends each operator's emitted PTO device code as a comment-fenced
-section for bisheng (it is not built by g++).
+``--target npu`` also carries every kernel of each operator's plan (fused vector kernels and the
+library kernels between them) as PTO C++, each a translation unit of its own behind
+``#if PYPTO_DEVICE_KERNEL == k`` (a plain g++ build sees none of them); ``--build npu`` builds
+them with bisheng where CANN is present, ``--build cpusim`` with g++ against pto-isa's CPU
+backend. The kernels take any shape (dynamic shapes) whose rows fit the tiles chosen for the
+sizes given with ``--dims`` (default 1024 for every symbol).
 """
 from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IdlError, IdlShapeError, PtoError
@@ -192,8 +198,10 @@ static double pypto_wrap(double v, int bits, bool is_signed)
 """
 
 
-def generate(module: A.Module, target: str = "pypto", idl_name: str = "") -> str:
-    """The C++ translation unit for a checked module."""
+def generate(module: A.Module, target: str = "pypto", idl_name: str = "",
+             kernels: list[DeviceKernel] | None = None, soc: str | None = None) -> str:
+    """The C++ translation unit for a checked module (``kernels``: from device_kernels, for
+    target npu)."""
     from .fmt import format_module
     manifest = format_module(module)
     if ")PYPTO_IDL\"" in manifest:
@@ -209,7 +217,7 @@ def generate(module: A.Module, target: str = "pypto", idl_name: str = "") -> str
         _two_d(op)
         parts += [_Cxx(op).function(), ""]
     if target == "npu":
-        parts += _device_sections(module)
+        parts += _device_sections(kernels or [], soc or "a2a3", Path(idl_name or module.file).stem)
     return "\n".join(parts)
 
 
@@ -224,14 +232,90 @@ def _two_d(op: A.Operator) -> None:
                                     fix="reshape the operator's tensors to 2-D")
 
 
-def _device_sections(module: A.Module) -> list[str]:
-    """--target npu: each step's emitted PTO kernel needs concrete shapes, which an IDL operator
-    leaves symbolic; the plan is recorded so the device build can be made per shape."""
-    from .lower import lower
-    out = ["#if 0  // PTO device plan (per operator; kernels are emitted per bound shape at load time)"]
-    for op in module.operators:
-        out += [f"// {op.name}:"] + [f"//   {line}" for line in lower(op).text().splitlines()]
-    return out + ["#endif", ""]
+@dataclass
+class DeviceKernel:
+    """One kernel of an operator's plan, emitted for --target npu."""
+    index: int
+    operator: str
+    title: str
+    name: str
+    core: str
+    cpp: str
+
+
+def device_kernels(module: A.Module, soc: str | None = None, dims: dict[str, int] | None = None,
+                   size: int = 1024) -> list[DeviceKernel]:
+    """Every kernel each operator's execute() launches, as PTO C++ traced with its symbols bound to
+    ``dims`` (others ``size``): uses the running session, else a simulator session on ``soc``."""
+    from .. import runtime
+    from ..backends import core_kind
+    from ..tensor import zeros
+    from .custom import Custom, CustomInsn
+    own = not runtime.is_initialized()
+    sess = runtime.init(backend="sim", soc=soc) if own else runtime.current()
+    out: list[DeviceKernel] = []
+    made = []
+    try:
+        for op in module.operators:
+            insn = CustomInsn(Custom(op, module.file, lambda values: {}), sess)
+            for i, f in enumerate(tuple(op.inputs) + tuple(op.outputs)):
+                if isinstance(f, A.ScalarField):
+                    insn.set_operand(i, f.default if f.default is not None else 1)
+                    continue
+                t = zeros(tuple(d if isinstance(d, int) else (dims or {}).get(d, size) for d in f.dims), f.dtype)
+                made.append(t)
+                insn.set_operand(i, t)
+
+            def show(kern, args):
+                k = kern.trace_for(kern.signature(tuple(args)), sess.soc)
+                return kern.name, core_kind(k), kern.cpp(*args)
+            for title, (name, core, cpp) in insn.kernels(show):
+                out.append(DeviceKernel(len(out) + 1, op.name, title, name, core, cpp))
+    finally:
+        for t in made:
+            t.free()
+        if own:
+            runtime.finalize()
+    return out
+
+
+def _device_sections(kernels: list[DeviceKernel], soc: str, stem: str) -> list[str]:
+    out = ["// ---- PTO device kernels (--target npu, SoC " + soc + ") " + "-" * 40,
+           "// Each is a translation unit of its own: build kernel k with -DPYPTO_DEVICE_KERNEL=k, e.g.",
+           f"//   pypto codegen --idl {stem}.idl --target npu --build npu     (bisheng, needs CANN)",
+           f"//   pypto codegen --idl {stem}.idl --target npu --build cpusim  (g++ against pto-isa)"]
+    out += [f"//   {k.index}: {k.operator}: {k.title} [{k.core} cores]" for k in kernels]
+    out.append("#if defined(PYPTO_DEVICE_KERNEL)")
+    for k in kernels:
+        out += [f"#if PYPTO_DEVICE_KERNEL == {k.index}", k.cpp.rstrip("\n"), "#endif"]
+    return out + ["#endif  // PYPTO_DEVICE_KERNEL", ""]
+
+
+def build_device_kernels(path: Path, kernels: list[DeviceKernel], kind: str, soc: str) -> list[Path]:
+    """Build each device kernel of the generated file into <stem>_<kernel>_<kind>.so beside it."""
+    from ..backends import build_cpp
+    text = path.read_text()
+    built = []
+    for k in kernels:
+        so = build_cpp(f"#define PYPTO_DEVICE_KERNEL {k.index}\n{text}", kind, soc, k.core, k.name)
+        dst = path.with_name(f"{path.stem.removesuffix('_pypto')}_{k.name}_{kind}.so")
+        shutil.copyfile(so, dst)
+        built.append(dst)
+    return built
+
+
+def _dims(text: str) -> dict[str, int]:
+    """"M=128,N=4096" -> {"M": 128, "N": 4096} (ConfigError on anything else)."""
+    from ..errors import ConfigError
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, _, value = item.partition("=")
+        if not name.isidentifier() or not value.strip().isdigit() or int(value) < 1:
+            raise ConfigError(f"--dims: {item!r} is not SYMBOL=SIZE",
+                              rule="--dims binds dimension symbols to positive sizes",
+                              fix="write e.g. --dims M=128,N=4096")
+        out[name] = int(value)
+    return out
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m pto.codegen") -> int:
@@ -240,17 +324,39 @@ def main(argv: list[str] | None = None, prog: str = "python -m pto.codegen") -> 
                                  description="Generate <stem>_pypto.cpp from an IDL file.")
     ap.add_argument("--idl", required=True, help="the IDL file")
     ap.add_argument("--output_dir", "--output-dir", default=".", help="where to write the .cpp")
-    ap.add_argument("--target", choices=("pypto", "npu"), default="pypto")
+    ap.add_argument("--target", choices=("pypto", "npu"), default="pypto",
+                    help="npu: also carry each operator's PTO device kernels")
+    ap.add_argument("--soc", default=None, help="the SoC the device kernels are for (default a2a3)")
+    ap.add_argument("--dims", default="", help="sizes the device kernels' tiles are chosen for, "
+                    "e.g. M=128,N=4096 (default 1024 for every symbol)")
+    ap.add_argument("--build", choices=("none", "auto", "npu", "cpusim"), default="auto",
+                    help="build the device kernels: npu (bisheng), cpusim (g++ against pto-isa), "
+                         "auto (npu where bisheng is found), none")
     args = ap.parse_args(argv)
     from . import parse_file
     try:
         module = parse_file(args.idl)
-        text = generate(module, args.target, Path(args.idl).name)
+        kernels, soc = None, args.soc
+        if args.target == "npu":
+            soc = soc or "a2a3"
+            kernels = device_kernels(module, soc, _dims(args.dims))
+        text = generate(module, args.target, Path(args.idl).name, kernels, soc)
         out_dir = Path(args.output_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         stem = re.sub(r"\W", "_", Path(args.idl).stem)
         path = out_dir / f"{stem}_pypto.cpp"
         path.write_text(text)
+        if kernels:
+            kind = args.build
+            if kind == "auto":
+                from ..backends import can_build
+                kind = "npu" if can_build("npu") else "none"
+                if kind == "none":
+                    print("note: bisheng/CANN not found: the device kernels are written, not built "
+                          "(--build cpusim builds them against pto-isa)", file=sys.stderr)
+            if kind != "none":
+                for so in build_device_kernels(path, kernels, kind, soc):
+                    print(so)
     except PtoError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -4,8 +4,10 @@ Each expression node becomes one step: a ``load_insn`` name (the registry's libr
 ``add``, ``rowexpandsub``, ``matmul``, ``cast``, ...), its tensor operands, an optional scalar and
 mode parameters. Values live in GM tensors of the node's shape; a broadcast row or column vector
 uses the row/column-expand forms, a scalar the tile-scalar forms, ``@`` the cube GEMM. The plan is
-symbolic (dimension symbols); ``run`` binds it to tensors and launches each step on the active
-backend. Steps are not fused yet: every intermediate goes through GM.
+symbolic (dimension symbols). ``schedule`` (pypto/idl/fuse.py) then groups each run of vector
+steps into one fused kernel over UB tiles; ``run`` binds the plan to tensors and launches its
+segments (fused kernels and the library kernels between them: ``@``, column reductions) on the
+active backend. Values cross GM only between segments.
 """
 from __future__ import annotations
 
@@ -57,17 +59,43 @@ class Plan:
     values: list[Value]
     steps: list[Step]
     outputs: dict[str, int]          # output name -> the value that holds it
+    segments: list = field(default_factory=list)   # Steps and fuse.Fused kernels, in order
+
+    def reduction_depth(self, env: dict) -> int:
+        """The longest sum or reduction in the plan (K of an @, a row's length, ...), at least 1."""
+        depth = 1
+        for s in self.steps:
+            dst = self.values[s.dst].shape
+            if s.insn == "matmul":
+                depth = max(depth, _size(self.values[s.srcs[0]].shape[-1], env))
+            elif s.srcs and len(self.values[s.srcs[0]].shape) == len(dst):
+                src = self.values[s.srcs[0]].shape
+                depth = max([depth] + [_size(a, env) for a, b in zip(src, dst) if b == 1 and a != 1])
+        return depth
+
+    def vname(self, i: int) -> str:
+        """A value's name: the input's or output's, else t<i>."""
+        if self.values[i].name:
+            return self.values[i].name
+        return next((n for n, v in self.outputs.items() if v == i), f"t{i}")
+
+    def step_text(self, s: Step) -> str:
+        v = self.vname
+        args = ", ".join(v(i) for i in s.srcs) + (", <scalar>" if s.scalar else "")
+        ps = "".join(f", {k}={val!r}" for k, val in s.params.items())
+        return f"{v(s.dst)} = {s.insn}({args}{ps})" + (f"    // {s.text}" if s.text else "")
 
     def text(self) -> str:
-        """The steps, one per line (what ``insn.plan`` shows)."""
-        def v(i: int) -> str:
-            x = self.values[i]
-            return x.name or f"t{i}"
+        """The segments: each fused kernel with its steps indented, each library step on its
+        own line (what ``insn.plan`` shows)."""
+        from .fuse import Fused
         lines = []
-        for s in self.steps:
-            args = ", ".join(v(i) for i in s.srcs) + (", <scalar>" if s.scalar else "")
-            ps = "".join(f", {k}={val!r}" for k, val in s.params.items())
-            lines.append(f"{v(s.dst)} = {s.insn}({args}{ps})" + (f"    // {s.text}" if s.text else ""))
+        for seg in self.segments or self.steps:
+            if isinstance(seg, Fused):
+                lines.append(seg.text(self.vname))
+                lines.extend("    " + self.step_text(s) for s in seg.steps)
+            else:
+                lines.append(f"library {self.step_text(seg)}")
         return "\n".join(lines)
 
 
@@ -77,6 +105,8 @@ class _Lowering:
         self.values: list[Value] = []
         self.steps: list[Step] = []
         self.names: dict[str, int | Scalar] = {}
+        self.seen: dict[tuple, int | Scalar] = {}
+        self.made: dict[tuple, int] = {}
         for f in op.inputs:
             if isinstance(f, A.TensorField):
                 self.names[f.name] = self._value(f.dtype, tuple(f.dims), f.name)
@@ -89,8 +119,13 @@ class _Lowering:
 
     def _emit(self, insn: str, srcs: tuple, dtype: D.DType, shape: tuple, scalar=None,
               params=None, text: str = "") -> int:
+        key = (insn, tuple(srcs), tuple(sorted((params or {}).items())))
+        if scalar is None and key in self.made:           # the same step on the same values
+            return self.made[key]
         dst = self._value(dtype, shape)
         self.steps.append(Step(insn, tuple(srcs), dst, scalar, dict(params or {}), text))
+        if scalar is None:
+            self.made[key] = dst
         return dst
 
     def _unsupported(self, node, what: str) -> IdlError:
@@ -100,17 +135,24 @@ class _Lowering:
                                 file=loc.file, line=loc.line, column=loc.column,
                                 rule="the lowering covers elementwise operators on equal shapes, "
                                      "a tensor with a row [M, 1] or column [1, N] vector or a scalar, "
+                                     "a row vector with a column vector, "
                                      "unary functions, max/min, row/column reductions, cast and @",
                                 fix="rewrite the expression with those (the numpy reference "
                                     "evaluates it already)")
 
     # -- expressions -------------------------------------------------------------------------------
     def expr(self, e) -> int | Scalar:
-        """The value id of a tensor expression, or a scalar function of the bound sizes."""
+        """The value id of a tensor expression, or a scalar function of the bound sizes. An
+        expression met again (its text and type) is the value computed the first time."""
+        from .fmt import expr_text
+        key = (expr_text(e), e.dtype)
+        if key in self.seen:
+            return self.seen[key]
         first = len(self.steps)
         out = self._expr(e)
         for s in self.steps[first:]:
             s.loc = s.loc or e.loc
+        self.seen[key] = out
         return out
 
     def _expr(self, e) -> int | Scalar:
@@ -153,6 +195,11 @@ class _Lowering:
         if sa == sb:
             return self._emit(_BINARY[op][0], (a, b), e.dtype, e.shape)
         kind_a, kind_b = _vector_kind(sa, e.shape), _vector_kind(sb, e.shape)
+        if {kind_a, kind_b} == {1, 2}:         # [M, 1] op [1, N]: the row vector expanded first
+            if kind_a == 1:
+                a, kind_a = self._emit("rowexpand", (a,), e.dtype, e.shape, text="[M, 1] -> [M, N]"), None
+            else:
+                b, kind_b = self._emit("rowexpand", (b,), e.dtype, e.shape, text="[M, 1] -> [M, N]"), None
         if kind_a is None and kind_b in (1, 2):
             return self._emit(_BINARY[op][kind_b], (a, b), e.dtype, e.shape)
         if kind_b is None and kind_a in (1, 2):
@@ -216,6 +263,8 @@ def _vector_kind(shape: tuple, full: tuple) -> int | None:
     full shape; 0 for anything else."""
     if tuple(shape) == tuple(full):
         return None
+    if len(shape) == 1 and len(full) == 2 and shape[0] == full[1]:
+        return 2
     if len(shape) == 2 and len(full) == 2:
         if shape[1] == 1 and shape[0] == full[0]:
             return 1
@@ -254,43 +303,56 @@ def check_dtypes(plan: Plan, soc, source: str | None = None) -> None:
                                fix="cast to one of those types first (cast(x, FLOAT32))")
 
 
-def lower(op: A.Operator) -> Plan:
-    """The plan of a checked operator (raises IdlFunctionError for what is not lowered yet)."""
-    return _Lowering(op).plan()
+def lower(op: A.Operator, soc) -> Plan:
+    """The plan of a checked operator, its vector runs fused for this SoC (IdlFunctionError for
+    what is not lowered yet)."""
+    from .fuse import schedule
+    plan = _Lowering(op).plan()
+    plan.segments = schedule(plan, op.name, soc)
+    return plan
 
 
-def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any], str] | None = None) -> dict:
+def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any, Any], Any] | None = None):
     """Execute the plan on the active backend: ``tensors`` maps input names to device tensors,
     ``env`` symbol sizes and scalar inputs.
     Returns output name -> a new device tensor holding it (the caller copies it out and frees
     it); every other temporary is freed here, also when a step fails. With ``show`` nothing
-    runs: returns {"text": each step's line and show(its loaded instruction)}."""
-    from ..insn import load_insn
-    from ..tensor import empty
+    runs: returns [(title, show(kernel, launch args))], one per kernel the plan launches."""
+    from .. import runtime
+    from .fuse import Fused
+    soc = runtime.current().soc
     held: dict[int, Any] = {i: tensors[v.name] for i, v in enumerate(plan.values)
                             if v.name is not None and v.name in tensors}
     made: list[Any] = []
     result: dict[str, Any] = {}
-    texts: list[str] = []
-    lines = plan.text().splitlines()
+    shown: list[tuple[str, Any]] = []
+
+    def new(v: int):
+        t = _empty(plan.values[v], env)
+        made.append(t)
+        return t
+
     try:
-        for s in plan.steps:
-            dst = plan.values[s.dst]
-            out = empty(tuple(_size(d, env) for d in dst.shape), dst.dtype)
-            made.append(out)
-            insn = load_insn(s.insn, **s.params)
-            ops = [held[i] for i in s.srcs]
-            if s.scalar is not None:
-                ops.append(_scalar_for(s.scalar(env), dst.dtype))
-            for k, x in enumerate(ops + [out]):
-                insn.set_operand(k, x)
-            if show is not None:
-                texts.append(f"// step {len(texts) + 1}: {lines[len(texts)]}\n{show(insn)}")
-            else:
-                insn.execute()
-            held[s.dst] = out
+        for seg in plan.segments or plan.steps:
+            sizes = seg.sizes(env, soc) if isinstance(seg, Fused) else None
+            if isinstance(seg, Fused) and sizes is not None:
+                kern, blocks, args = _fused_launch(plan, seg, sizes, held, new, env, soc)
+                title = seg.text(plan.vname) + f" (tiles {sizes[0]} x {sizes[1]}, {blocks} blocks)"
+                if show is not None:
+                    shown.append((title, show(kern, args)))
+                else:
+                    kern[blocks](*args)
+                continue
+            if isinstance(seg, Fused) and seg.reduces():
+                raise _too_wide(plan, seg, env, soc)
+            for s in (seg.steps if isinstance(seg, Fused) else [seg]):
+                kern, blocks, args = _library_launch(plan, s, held, new, env)
+                if show is not None:
+                    shown.append((f"library {plan.step_text(s)}", show(kern, args)))
+                else:
+                    kern[blocks](*args)
         if show is not None:
-            return {"text": "\n".join(texts)}
+            return shown
         result = {name: held[v] for name, v in plan.outputs.items()}
         return result
     finally:
@@ -298,6 +360,64 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any], st
         for t in made:
             if id(t) not in keep and not t.is_freed:
                 t.free()
+
+
+def _too_wide(plan: Plan, f, env: dict, soc):
+    from ..errors import ShapeError
+    n, dt = _size(f.full[1], env), plan.values[f.inputs[0]].dtype
+    return ShapeError(f"the fused kernel {f.name}: rows of {n} {dt.name} elements do not fit UB",
+                      rule=f"a row reduction holds whole rows in UB: this kernel's tiles take rows of "
+                           f"at most {f.widest(env, soc)} elements on {soc.name}",
+                      fix="split the rows into narrower tensors, or write an @pypto.kernel that "
+                          "reduces a row in several tiles")
+
+
+def _empty(value: Value, env: dict):
+    from ..tensor import empty
+    return empty(tuple(_size(d, env) for d in value.shape), value.dtype)
+
+
+def _library_launch(plan: Plan, s: Step, held: dict, new, env: dict):
+    """(kernel, blocks, args) of one library step; its output tensor is made and held."""
+    from ..insn import load_insn
+    dst = plan.values[s.dst]
+    out = new(s.dst)
+    insn = load_insn(s.insn, **s.params)
+    ops = []
+    for i in s.srcs:
+        t = held[i]
+        if len(t.shape) == 1 and len(dst.shape) == 2:      # an [N] column vector meets [M, N]
+            t = t._alias((1, t.shape[0]))
+        ops.append(t)
+    if s.scalar is not None:
+        ops.append(_scalar_for(s.scalar(env), dst.dtype))
+    for k, x in enumerate(ops + [out]):
+        insn.set_operand(k, x)
+    held[s.dst] = out
+    return insn.launch_args()
+
+
+def _fused_launch(plan: Plan, f, sizes: tuple, held: dict, new, env: dict, soc):
+    """(kernel, blocks, args) of a fused kernel; its output tensors are made and held."""
+    import math
+
+    from ..library.kernels import launch_dims
+    from .fuse import kernel_for
+    for v in f.outputs:
+        held[v] = new(v)
+    args = []
+    for v in f.inputs + f.outputs:
+        t = held[v]
+        if f.mode == "flat":
+            t = t._alias((math.prod(t.shape),))
+        elif len(t.shape) == 1:
+            t = t._alias((1, t.shape[0]))
+        args.append(t)
+    args += [_scalar_for(s.scalar(env), plan.values[s.dst].dtype) for s in f.steps if s.scalar is not None]
+    ref = args[[f.kinds[v] for v in f.inputs + f.outputs].index("full")]
+    n = ref.shape[0]
+    chunks = -(-n // (sizes[1] if f.mode == "flat" else sizes[0]))
+    return kernel_for(f, sizes), launch_dims(chunks, soc.aiv_cores), args
 
 
 def _scalar_for(x: float, dt: D.DType):

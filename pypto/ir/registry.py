@@ -30,6 +30,8 @@ class Unit:
     emit(node, soc, cx) -> C++ line(s): the emission rule of the NPU backends.
     guards(node, soc) -> [ir.guards.Guard]: run-time facts the instruction needs (the simulator
     checks them in its numba code; the NPU backends emit them into the C++).
+    separate(dtype, soc) -> operand names that must not share storage (an in-place dst among
+    them is refused by check; a code generator asks before it reuses a tile).
     """
     name: str
     check: Callable[[Any, Any], None] | None = None
@@ -40,6 +42,7 @@ class Unit:
     effects: Callable[[Any, Any], tuple] | None = None
     emit: Callable[..., str | list[str]] | None = None
     guards: Callable[[Any, Any], list] | None = None
+    separate: Callable[[Any, Any], tuple[str, ...]] | None = None
     notes: tuple[str, ...] = field(default=())
 
 
@@ -90,6 +93,12 @@ def get(name: str) -> Unit | None:
     """The unit of ``name``, or None when only its table entry exists."""
     _ensure_loaded()
     return _UNITS.get(name)
+
+
+def separate(name: str, dtype, soc) -> tuple[str, ...]:
+    """The operands of ``name`` that must not share storage for this element type and SoC."""
+    unit = get(name)
+    return unit.separate(dtype, soc) if unit is not None and unit.separate is not None else ()
 
 
 def units() -> dict[str, Unit]:

@@ -27,12 +27,16 @@ def tmp_bytes(dt, cols: int) -> int:
     return -(-cols // per) * per // 8
 
 
+def separate_prelu(dt, soc) -> tuple[str, ...]:
+    return ("dst", "src0", "src1", "tmp") if soc.name == "a2a3" else ()
+
+
 def check_prelu(node, soc) -> None:
     check_covers(node, soc)
     if soc.name != "a2a3":
         return
     dst, _, _, tmp = node.operands
-    require_separate(node, ("dst", "src0", "src1", "tmp"), "it computes src0 * src1 into dst, the "
+    require_separate(node, separate_prelu(dst.type.dtype, soc), "it computes src0 * src1 into dst, the "
                      "predicate bits into tmp and then selects between src0 and dst")
     if tmp.type.layout_name != "ND":
         raise LayoutError(f"TPRELU operand tmp: tile {tmp.name} has layout {tmp.type.layout_name}",
@@ -62,4 +66,4 @@ def lower_prelu(node, soc) -> list[L.Call]:
 
 
 register(Unit("TPRELU", check=check_prelu, sim=lower_prelu, seed="prelu", emit=E.call("TPRELU"),
-              guards=G.covers))
+              guards=G.covers, separate=separate_prelu))

@@ -62,10 +62,18 @@ def lower_rem(node, soc) -> list[L.Call]:
     return pre + checks + [L.Call(fn, (L.tile(dst), L.tile(a), arg, L.err()))]
 
 
+def _separate(name: str):
+    def names(dt, soc) -> tuple[str, ...]:
+        if soc.name != "a2a3":
+            return ()
+        return ("dst", "src0", "src1") if name in ("TREM", "TFMOD") else ("dst", "src")
+    return names
+
+
 def check_rem(node, soc) -> None:
     check_scalar_operand(node, soc)
-    if soc.name == "a2a3":
-        names = ("dst", "src0", "src1") if node.name in ("TREM", "TFMOD") else ("dst", "src")
+    names = _separate(node.name)(node.operands[0].type.dtype, soc)
+    if names:
         require_separate(node, names, "the a2a3 code computes the quotient in dst before it reads "
                          "the sources again, and converts integer sources in place")
 
@@ -81,4 +89,4 @@ for _name in FLOOR:
     _scalar = _name.endswith("S")
     register(Unit(_name, check=check_rem, sim=lower_rem, seed="scalar_to" if _scalar else "binary_to",
                   effects=extra_effects, emit=E.call(_name),
-                  guards=scalar_guards if _scalar else G.covers))
+                  guards=scalar_guards if _scalar else G.covers, separate=_separate(_name)))

@@ -72,9 +72,13 @@ def check_divs(node, soc) -> None:
                      "(src * (1 / scalar)); it exists for TDIVS(dst, src, scalar) on a5 with "
                      "f16 or f32 only",
                 fix="leave recip at its default (division)")
-    if soc.name == "a2a3" and dt.is_float:
-        names = ("dst", "src")
+    names = separate_divs(dt, soc)
+    if names:
         require_separate(node, names, "its float path fills dst with the scalar before it divides")
+
+
+def separate_divs(dt, soc) -> tuple[str, ...]:
+    return ("dst", "src") if soc.name == "a2a3" and dt.is_float else ()
 
 
 def lower_divs(node, soc) -> list[L.Call]:
@@ -108,6 +112,6 @@ for _name in SCALAR:
     register(Unit(_name, check=check_scalar_operand, sim=lower_scalar, seed="scalar",
                   emit=E.call(_name), guards=scalar_guards))
 register(Unit("TDIVS", check=check_divs, sim=lower_divs, seed="scalar_to", seed_params=("recip",),
-              emit=emit_divs, guards=scalar_guards))
+              emit=emit_divs, guards=scalar_guards, separate=separate_divs))
 register(Unit("TEXPANDS", check=check_scalar_operand, sim=lower_expands, seed="fill",
               emit=E.call("TEXPANDS"), guards=scalar_guards))

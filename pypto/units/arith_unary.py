@@ -53,14 +53,20 @@ def lower_unary(node, soc) -> list[L.Call]:
     return [L.Call(fn, (L.tile(dst), L.tile(src), L.err()))]
 
 
+def separate_recip(dt, soc) -> tuple[str, ...]:
+    return ("dst", "src") if soc.name == "a2a3" else ()
+
+
 def check_recip(node, soc) -> None:
     check_covers(node, soc)
-    if soc.name == "a2a3":
-        require_separate(node, ("dst", "src"), "TRECIP runs TDIVS(dst, 1, src), which fills dst "
+    names = separate_recip(node.operands[0].type.dtype, soc)
+    if names:
+        require_separate(node, names, "TRECIP runs TDIVS(dst, 1, src), which fills dst "
                          "with 1 before it divides")
 
 
 for _name, _seed in (("TABS", "unary"), ("TNEG", "unary"), ("TLOG", "unary"), ("TSQRT", "unary"),
                      ("TRSQRT", "unary"), ("TRECIP", "unary_to"), ("TRELU", "unary")):
     register(Unit(_name, check=check_recip if _name == "TRECIP" else check_covers, sim=lower_unary,
-                  seed=_seed, emit=E.call(_name), guards=G.covers))
+                  seed=_seed, emit=E.call(_name), guards=G.covers,
+                  separate=separate_recip if _name == "TRECIP" else None))

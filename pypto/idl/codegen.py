@@ -1,7 +1,7 @@
 """``python -m pto.codegen`` / ``pypto codegen``: an IDL file -> ``<stem>_pypto.cpp``.
 
 The file builds with a plain ``g++ -shared -fPIC -O2 -o <stem>_pypto.so <stem>_pypto.cpp`` (no
-CANN, no Python headers) into a library with a small C ABI (``ABI`` below): the operators'
+CANN, no Python headers) into a library with a small C ABI (``ABI`` in abi.py): the operators'
 manifest (their canonical IDL, which ``load_custom_insn`` parses) and, per operator, a plain C++
 reference of its computation (loops in double, independent of the tile lowering).
 ``--target npu`` also carries every kernel of each operator's plan (fused vector kernels and the
@@ -22,27 +22,7 @@ from pathlib import Path
 
 from ..errors import IdlError, IdlShapeError, PtoError
 from . import ast as A
-
-ABI_VERSION = 1
-ABI = """C ABI of a generated library (version 1):
-  int pypto_abi_version(void);                 -> 1
-  const char *pypto_manifest(void);            -> the operators' canonical IDL text
-  int pypto_reference_<Operator>(const int64_t *dims, const double *const *inputs,
-                                 double *const *outputs, const double *scalars);
-      dims: the sizes of the operator's dimension symbols, in order of first appearance in its
-      fields (inputs, then outputs); inputs: its tensor inputs in declaration order, row-major,
-      as double; outputs: its outputs likewise (written); scalars: its Scalar inputs in
-      declaration order. Returns 0, or 1 for an integer division by zero."""
-
-
-def symbols(op: A.Operator) -> list[str]:
-    """An operator's dimension symbols in ABI order (first appearance: inputs, then outputs)."""
-    out: list[str] = []
-    for f in tuple(op.inputs) + tuple(op.outputs):
-        if isinstance(f, A.TensorField):
-            out += [d for d in f.dims if isinstance(d, str) and d not in out]
-    return out
-
+from .abi import ABI, ABI_VERSION, symbols
 
 class _Cxx:
     """C++ loops for one operator: every expression node a std::vector<double> of its shape."""

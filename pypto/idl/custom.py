@@ -116,7 +116,7 @@ def _open_library(p: Path) -> _Library:
                        rule="a custom-instruction library exports pypto_abi_version and pypto_manifest "
                             "(pypto codegen writes them)",
                        fix="regenerate the C++ with python -m pto.codegen and build it again") from None
-    from .codegen import ABI_VERSION
+    from .abi import ABI_VERSION
     version.restype = ctypes.c_int
     if version() != ABI_VERSION:
         raise IdlError(f"load_custom_insn: {p} has ABI version {version()}, not {ABI_VERSION}",
@@ -128,7 +128,7 @@ def _open_library(p: Path) -> _Library:
 
 def _library_reference(lib: _Library, op: A.Operator) -> Callable[[dict], dict]:
     from . import bind
-    from .codegen import symbols
+    from .abi import symbols
     from .evaluate import to_dtype
     fn = getattr(lib.handle, f"pypto_reference_{op.name}")
     fn.restype = ctypes.c_int

@@ -124,8 +124,8 @@ def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple, bundle: tu
             names.append(f"s{i}[0, 0]")
         else:
             names.append(_lit(next(static_vals)))
-    body.append("pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)")
-    body.append("pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)")
+    body.append("pto.pipe_barrier(pto.PIPE_ALL)")          # the loads, before any pipe reads
+
     for i, o in enumerate(ops):
         if isinstance(o, T):
             vr, vc = (f"r{i}", f"c{i}") if o.valid is None else o.valid
@@ -135,11 +135,11 @@ def kernel_for(instr: str, ops: tuple, params: tuple, statics: tuple, bundle: tu
         for k, m in enumerate(members):
             args.append(f"e{k}")
             body.append(f"for _ in pto.range(0, e{k}):")
+            body.append("    pto.pipe_barrier(pto.PIPE_V)")       # after the member before it
             body.append(f"    pto.{m}({', '.join(names)}{kw})")
     else:
         body.append(f"pto.{instr}({', '.join(names)}{kw})")
-    body.append("pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)")
-    body.append("pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)")
+    body.append("pto.pipe_barrier(pto.PIPE_ALL)")          # the instruction, before the stores
     for i in sorted(outs):
         o = ops[i]
         body.append(f"t{i}.set_valid({o.shape[0]}, {o.shape[1]})")

@@ -519,7 +519,7 @@ def k_xor_twice(x, z):
     pto.TSTORE(z[:, :], d)
 
 
-@pypto.kernel
+@pypto.kernel(checks="off")   # runtime TASSIGN addresses, no flags: a test of TANDS alone
 def k_ands_assigned(x, z, da, sa):
     """TANDS with dst and src placed by TASSIGN at addresses given as arguments (run time)."""
     d = pto.Tile(pto.Vec, pto.int16, (4, 64))

@@ -107,16 +107,12 @@ def family_kernel(fam: Family):
                     f"blayout={bl})")
         body.append(f"pto.TLOAD({name}, g_{name}[:, :])")
     args += list(fam.scalars)
-    body += ["pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)",
-             "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)"]
     body += [f"{name}.set_valid(r_{name}, c_{name})" for name, _ in fam.tiles]
-    for k, (instr, names, params) in enumerate(fam.calls):
-        if k:
-            body.append("pto.pipe_barrier(pto.PIPE_V)")
+    for instr, names, params in fam.calls:      # the calls may run on different pipes (TCI: S)
+        body.append("pto.pipe_barrier(pto.PIPE_ALL)")
         kw = "".join(f", {p}={v!r}" for p, v in params)
         body.append(f"pto.{instr}({', '.join(names)}{kw})")
-    body += ["pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)",
-             "pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)"]
+    body.append("pto.pipe_barrier(pto.PIPE_ALL)")
     for name, t in fam.tiles:
         if name in outs:
             body += [f"{name}.set_valid({t.shape[0]}, {t.shape[1]})", f"pto.TSTORE(o_{name}[:, :], {name})"]

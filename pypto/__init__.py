@@ -18,7 +18,7 @@ from .insn import Insn, list_insns, load_insn
 from .idl.custom import load_custom_insn
 from .backends.sim.options import SimOptions
 from .lang import pto
-from .lang.kernel import kernel
+from .lang.kernel import check, kernel
 
 __version__ = "0.1.0"
 
@@ -35,7 +35,7 @@ _registry.add_loader(_load_units)
 __all__ = [
     "init", "finalize", "is_initialized", "get_device_count", "set_device", "stats", "reset_stats",
     "Session", "Tensor", "empty", "zeros", "from_numpy", "load_insn", "list_insns",
-    "load_custom_insn", "Insn", "kernel", "pto", "SimOptions", "PtoError", "errors", "DType",
+    "load_custom_insn", "Insn", "kernel", "check", "pto", "SimOptions", "PtoError", "errors", "DType",
     "float16", "bfloat16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32",
     "int64", "uint64", "float8_e4m3", "float8_e5m2", "hifloat8", "float8_e8m0", "float4_e2m1x2", "float4_e1m2x2", "dtypes",
     "quant_scale",

@@ -170,6 +170,35 @@ class UndefinedBehaviorError(KernelError):
     (integer division by zero, a shift count past the width, a NaN in a sort, ...)."""
 
 
+class HazardError(KernelError):
+    """A mistake the chip punishes that pypto's checker found (``pypto.check`` lists them all);
+    ``.finding`` holds the kind, both statements, the pipes and the bytes."""
+
+
+class PipeHazardError(HazardError):
+    """RAW / WAR / WAW across pipes with no flag between them, or a missing pipe_barrier."""
+
+
+class FlagError(HazardError):
+    """A flag set twice without a wait, or left set when the kernel ends."""
+
+
+class DeadlockError(FlagError):
+    """A wait_flag no set_flag satisfies: the chip would hang."""
+
+
+class TileOverlapError(HazardError):
+    """Bytes written through one tile read through another (overlapping tiles, UB scratch)."""
+
+
+class UninitializedReadError(HazardError):
+    """A read of on-chip bytes nothing wrote since the kernel started (checks="strict")."""
+
+
+class HazardWarning(UserWarning):
+    """A checker finding where the chip's behaviour is tolerated or merely unspecified."""
+
+
 class IndexRangeError(KernelError):
     """A runtime index or offset operand lies outside what the instruction may touch."""
 

@@ -253,8 +253,8 @@ def _alias_rt_body(x, z, addr):
     pto.TSTORE(z[0:8, 0:8], a)
 
 
-ALIAS = {m: pypto.kernel(_alias_body, mode=m) for m in MODES}
-ALIAS_RT = {m: pypto.kernel(_alias_rt_body, mode=m) for m in MODES}
+ALIAS = {m: pypto.kernel(_alias_body, mode=m, checks="off") for m in MODES}   # aliasing on purpose
+ALIAS_RT = {m: pypto.kernel(_alias_rt_body, mode=m, checks="off") for m in MODES}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -725,6 +725,8 @@ def _mix_body(x, y, z, s):
         pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
         pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
         pto.TSTORE(z[r0:r0 + h, c0:c0 + w], a)
+        pto.set_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)   # before the next TLOAD into a
+        pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, pto.EVENT_ID0)
 
 
 MIX = {m: pypto.kernel(_mix_body, mode=m, dynamic_shapes=True) for m in MODES}

@@ -314,9 +314,8 @@ def _build(f: Fused, sizes: tuple):
                 if f.kinds[v] != "col":
                     pto.TLOAD(t[v], window(gm[v]))
             handoff(pto.PIPE_MTE2, pto.PIPE_V)
-            for k, (s, sc) in enumerate(zip(f.steps, step_scalars)):
-                if k:
-                    pto.pipe_barrier(pto.PIPE_V)
+            for s, sc in zip(f.steps, step_scalars):
+                pto.pipe_barrier(pto.PIPE_V)       # after the step before (or the last iteration's)
                 srcs = iter(t[v] for v in s.srcs)
                 ops = []
                 for o in isa.lookup(s.insn).operands[1:]:

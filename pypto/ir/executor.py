@@ -32,6 +32,9 @@ class Builder:
         """Record (tracer) or run (eager) one statement."""
         raise NotImplementedError
 
+    def set_checks(self, checks: str) -> None:
+        """The kernel's own hazard-checking level (an executor that checks as it runs honours it)."""
+
     def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
         raise NotImplementedError
 

@@ -428,6 +428,7 @@ class Sync(Stmt):
     src: str | None
     dst: str | None
     event: int | None
+    auto: bool = False           # inserted by auto mode (ir/autosync.py), not written by the user
 
 
 @dataclass(eq=False)
@@ -448,6 +449,7 @@ class Kernel:
     soc: str
     source: str = ""              # qualified name / file of the Python function
     share_tiles: bool = False     # placement may give tiles with disjoint lifetimes the same bytes
+    findings: list | None = None  # the hazard checker's (ir/hazards.py), once computed
 
     @property
     def tensor_params(self) -> list[TensorParam]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from .autosync import insert as autosync
 from .effects import annotate
 from .nodes import Kernel
 from .placement import place
@@ -13,8 +14,8 @@ from .verify import verify
 
 Pass = Callable[[Kernel, object], None]
 
-PASSES: dict[str, Pass] = {"place": place, "verify": verify, "annotate": annotate}
-DEFAULT: tuple[str, ...] = ("place", "verify", "annotate")
+PASSES: dict[str, Pass] = {"place": place, "verify": verify, "annotate": annotate, "autosync": autosync}
+DEFAULT: tuple[str, ...] = ("place", "verify", "annotate", "autosync")
 
 
 def run(k: Kernel, soc, passes: Sequence[str | Pass] = DEFAULT) -> Kernel:

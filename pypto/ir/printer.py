@@ -52,10 +52,11 @@ def _stmts(stmts, indent: int, out: list[str]) -> None:
             addr = f"{s.addr:#x}" if isinstance(s.addr, int) else expr(s.addr)
             out.append(f"{pad}pto.tassign %{s.tile.name}, {addr}")
         elif isinstance(s, Sync):
+            tag = "  // auto" if s.auto else ""
             if s.kind == "pipe_barrier":
-                out.append(f"{pad}pto.barrier PIPE_{s.src}")
+                out.append(f"{pad}pto.barrier PIPE_{s.src}{tag}")
             else:
-                out.append(f"{pad}pto.{s.kind} PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}")
+                out.append(f"{pad}pto.{s.kind} PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}{tag}")
         elif isinstance(s, For):
             out.append(f"{pad}for %{s.var.name} = {expr(s.start)} to {expr(s.stop)} step {expr(s.step)} {{")
             _stmts(s.body, indent + 1, out)

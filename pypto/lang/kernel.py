@@ -22,7 +22,7 @@ import numpy as np
 from .. import runtime
 from ..backends.base import BufferArg
 from ..errors import HostMemoryError, KernelError, TraceError
-from ..ir import passes
+from ..ir import hazards, passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
 from ..ir.printer import print_kernel
 from .builder import activate
@@ -31,6 +31,7 @@ from .tile import GmTensor
 from .trace import TraceBuilder
 
 _MODES = ("compiled", "eager")
+_CHECKS = ("default", "strict", "off")
 _SIMPLE = (int, float, bool, str, type(None), np.generic)
 
 
@@ -50,10 +51,15 @@ def _simple(v: Any) -> bool:
 class KernelFunction:
     """A kernel. Specialises on argument dtypes and shapes (unless dynamic_shapes=True)."""
 
-    def __init__(self, fn: Callable, mode: str | None = None, dynamic_shapes: bool = False):
+    def __init__(self, fn: Callable, mode: str | None = None, dynamic_shapes: bool = False,
+                 checks: str | None = None):
         if mode is not None and mode not in _MODES:
             raise KernelError(f"@pypto.kernel(mode={mode!r}) unknown", rule=f"mode is one of {_MODES}",
                               fix="use mode='compiled' (default) or mode='eager'")
+        if checks is not None and checks not in _CHECKS:
+            raise KernelError(f"@pypto.kernel(checks={checks!r}) unknown", rule=f"checks is one of {_CHECKS}",
+                              fix="use checks='off' to skip the hazard checker for this kernel")
+        self.checks = checks
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
@@ -109,9 +115,15 @@ class KernelFunction:
             run_eager(self.name, params, body, buffers, block_dim, scalars)
             return
         k = self.trace_for(specs, backend.soc)
+        hazards.enforce(k, backend.soc, self._checks(backend))
         backend.launch(backend.compile(k), buffers, block_dim, scalars)
 
+    def _checks(self, backend) -> str:
+        return self.checks or getattr(getattr(backend, "options", None), "checks", "default")
+
     def _run_eager_body(self, params: list, executor) -> None:
+        if self.checks is not None:
+            executor.set_checks(self.checks)
         self.run_body(executor, [GmTensor(p) if isinstance(p, TensorParam) else p.var for p in params])
 
     # -- tracing -------------------------------------------------------------------------------
@@ -237,16 +249,37 @@ class KernelFunction:
         args = tuple(py_scalar(a) for a in args)
         return emit_cpp(self.trace_for(self.signature(args), soc), soc, guards=guards)
 
+    def check(self, *args: Any, strict: bool = False) -> list:
+        """Every finding of the manual-mode checker for these arguments (nothing runs): a list of
+        pypto.ir.hazards.Finding (kind, severity, message, fix, the two statements and their
+        lines). strict=True grades reads of never-written bytes as errors."""
+        soc = runtime.current().soc
+        args = tuple(py_scalar(a) for a in args)
+        return hazards.check(self.trace_for(self.signature(args), soc), soc, strict)
+
     def __repr__(self) -> str:
         return f"<pypto.kernel {self.name}{'(dynamic shapes)' if self.dynamic_shapes else ''}>"
 
 
-def kernel(fn: Callable | None = None, *, mode: str | None = None, dynamic_shapes: bool = False):
+def check(kern: KernelFunction, *args: Any, strict: bool = False) -> list:
+    """``kern.check(*args)``: every mistake the checker finds, as a list a test can assert on."""
+    if not isinstance(kern, KernelFunction):
+        raise KernelError(f"pypto.check({kern!r}, ...): not a @pypto.kernel",
+                          rule="pypto.check takes a kernel and the arguments it would be launched with",
+                          fix="pass the function decorated with @pypto.kernel")
+    return kern.check(*args, strict=strict)
+
+
+def kernel(fn: Callable | None = None, *, mode: str | None = None, dynamic_shapes: bool = False,
+           checks: str | None = None):
     """Decorate a PTO kernel. ``mode``: "compiled" (default) or "eager"; ``dynamic_shapes``:
-    tensor shapes become runtime values so one compilation serves every shape."""
+    tensor shapes become runtime values so one compilation serves every shape; ``checks``:
+    this kernel's hazard checking ("default", "strict" or "off"; None: the session's
+    SimOptions.checks), e.g. "off" for a kernel that reads one tile's bytes through another on
+    purpose."""
     if fn is None:
-        return lambda f: KernelFunction(f, mode, dynamic_shapes)
-    return KernelFunction(fn, mode, dynamic_shapes)
+        return lambda f: KernelFunction(f, mode, dynamic_shapes, checks)
+    return KernelFunction(fn, mode, dynamic_shapes, checks)
 
 
 __all__ = ["kernel", "KernelFunction"]

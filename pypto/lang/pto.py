@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
-from ..ir.nodes import ExprLike, GmView, binop as _binop, is_runtime
+from ..ir.nodes import ExprLike, GmView, Sync as _Sync, binop as _binop, is_runtime
 from ..isa import TABLE as _TABLE
 from ..isa.schema import LAYOUT_ORDERS as _LAYOUT_ORDERS, PIPES as _PIPES, TILE_ALIASES as _TILE_ALIASES
 from . import builder as _B
@@ -165,17 +165,82 @@ for _alias_name in _TILE_ALIASES:
 del _alias_name
 
 
+class Event:
+    """An event token, as pto::Event<SrcOp, DstOp> in PTO C++: ``e = pto.TLOAD(a, x, record=pto.TADD)``
+    sets a flag from TLOAD's pipe to TADD's once the TLOAD is issued, and ``pto.TADD(c, a, b, e)``
+    waits for it first. The event id comes from a counter per pipe pair cycling through
+    EVENT_ID0..7 (AutoToken). An event is a set_flag/wait_flag pair in the IR, so the checker
+    and the emitter treat both styles alike."""
+
+    def __init__(self, src: str, dst: str, event_id: int):
+        self.src, self.dst, self.event_id = src, dst, event_id
+
+    def __repr__(self) -> str:
+        return f"<pto.Event PIPE_{self.src} -> PIPE_{self.dst}, EVENT_ID{self.event_id}>"
+
+
+def _record(node, target, site) -> Event:
+    """The Event ``record=target`` asks for after ``node``: its pipe to target's pipe."""
+    from ..ir.effects import annotate_node
+    b = _B.current("record=")
+    dst_name = getattr(target, "__name__", target)
+    if isinstance(dst_name, str) and dst_name in _PIPES:
+        dst = dst_name
+    elif isinstance(dst_name, str) and dst_name in _TABLE:
+        dst = _TABLE[dst_name].pipe_on(b.soc.name, {})
+        if dst is None:
+            raise _KernelError(f"record={dst_name}: its pipe depends on its operands' locations",
+                               rule=f"{dst_name} runs on a pipe chosen by where its tiles are",
+                               fix="name the pipe instead, e.g. record=pto.PIPE_MTE3 (a TSTORE from "
+                                   "Vec) or record=pto.PIPE_FIX (from Acc)")
+    else:
+        raise _KernelError(f"record={target!r}: not a PTO instruction or pipe",
+                           rule="record= names the instruction (or pipe) that will wait for the "
+                                "event (pto::Event<SrcOp, DstOp>)", fix="pass e.g. record=pto.TADD")
+    if node.pipe is None:
+        annotate_node(node, b.soc)
+    src = node.pipe
+    if src == dst:
+        raise _KernelError(f"record={dst_name}: {node.name} and {dst_name} both run on PIPE_{src}",
+                           rule="an event joins two different pipes (pto::Event static_asserts it)",
+                           fix="use pto.pipe_barrier within one pipe")
+    counters = b.__dict__.setdefault("_event_ids", {})
+    ev = counters.get((src, dst), 0)
+    counters[(src, dst)] = (ev + 1) % 8
+    b.emit(_Sync("set_flag", src, dst, ev, site=site))
+    return Event(src, dst, ev)
+
+
 def _make(name: str):
     spec = _TABLE[name]
 
-    def instruction(*operands: Any, **params: Any) -> None:
-        _S.instr(name, operands, params, _B.user_site())
+    def instruction(*operands: Any, record: Any = None, **params: Any) -> Event | None:
+        site = _B.user_site()
+        waits = []
+        while operands and isinstance(operands[-1], Event):      # trailing events: wait first
+            waits.insert(0, operands[-1])
+            operands = operands[:-1]
+        if waits:
+            b = _B.current(f"pto.{name}")
+            for e in waits:
+                b.emit(_Sync("wait_flag", e.src, e.dst, e.event_id, site=site))
+        node = _S.instr(name, operands, params, site)
+        if record is not None:
+            try:
+                return _record(node, record, site)
+            except _KernelError as e:
+                raise (e.located(str(site)) if site else e) from None
+        return None
 
     instruction.__name__ = instruction.__qualname__ = name
     ops = ", ".join(o.name for o in spec.operands)
-    instruction.__doc__ = f"{name}({ops}): {spec.summary}  [opcode {spec.opcode:#06x}, pipe {spec.pipe}]"
+    instruction.__doc__ = (f"{name}({ops}): {spec.summary}  [opcode {spec.opcode:#06x}, pipe {spec.pipe}]. "
+                           "Trailing pto.Event arguments are waited for first; record=pto.OTHER "
+                           "returns an Event from this instruction's pipe to OTHER's.")
     instruction.__signature__ = inspect.Signature(
         [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_ONLY) for o in spec.operands] +
+        [inspect.Parameter("events", inspect.Parameter.VAR_POSITIONAL),
+         inspect.Parameter("record", inspect.Parameter.KEYWORD_ONLY, default=None)] +
         [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in spec.params])
     return instruction
 

@@ -273,7 +273,7 @@ def _to_ir(x: Any, site: Site | None) -> Any:
     return slice_view(obj, (), site) if isinstance(obj, TensorParam) else obj
 
 
-def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
+def instr(name: str, operands: tuple, params: dict, site: Site | None) -> InstrNode:
     """Check one instruction use against the table, the SoC and its unit, then hand it to the
     active builder. Legality does not depend on the backend: kern.ir() works for every
     instruction; a backend that cannot run one says so when it compiles the kernel."""
@@ -290,6 +290,7 @@ def instr(name: str, operands: tuple, params: dict, site: Site | None) -> None:
     except PtoError as e:
         raise _at(e, site) from None
     b.emit(node)
+    return node
 
 
 def _gm_scalars(name: str, ops: tuple, b, site: Site | None) -> tuple:

@@ -13,9 +13,10 @@ import numpy as np
 
 from ...errors import PtoError, TraceError
 from ...ir.executor import LOOP_EXIT, Builder
-from ...ir.nodes import Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, TileVar
+from ...ir.nodes import Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, Sync, TileVar
 from ...ir.placement import Placement
 from ...ir.effects import annotate_node
+from ...ir.hazards import Checker, errors
 from ...isa.schema import PIPES
 from . import codegen
 from . import compile as C
@@ -103,6 +104,9 @@ class EagerExecutor(Builder):
         self._count_epoch = -1
         self._site_counts: dict = {}
         self._site_tiles: dict = {}
+        checks = getattr(options, "checks", "default")
+        self.checker = None if checks == "off" else Checker(soc, strict=checks == "strict")
+        self.manual = False                      # a flag or TASSIGN seen: not auto mode
 
     def new_tile(self, tile: TileVar, site=None) -> None:
         """A tile declared again at the same place in a later loop iteration is the same tile
@@ -151,9 +155,22 @@ class EagerExecutor(Builder):
         self._loops.append(loop)
         return loop
 
+    def set_checks(self, checks: str) -> None:
+        self.checker = None if checks == "off" else Checker(self.soc, strict=checks == "strict")
+
     def finish(self) -> None:
         if self._loops:
             raise TraceError(*LOOP_EXIT[:1], rule=LOOP_EXIT[1], fix=LOOP_EXIT[2])
+        if self.checker is not None and self.manual:
+            self.checker.end()
+            self._hazard()
+
+    def _hazard(self) -> None:
+        """Raise the checker's first error, in manual mode (a kernel that never sets a flag or
+        places a tile is in auto mode: compiled, pypto inserts its flags)."""
+        bad = errors(self.checker.findings, self.checker.strict)
+        if bad and self.manual:
+            raise bad[0].error()
 
     # -- execution ----------------------------------------------------------------------------
     def _cover(self, t: TileVar) -> None:
@@ -210,6 +227,10 @@ class EagerExecutor(Builder):
         """Run the statement now (flags have no effect: every pipe runs in program order)."""
         if isinstance(stmt, InstrNode):
             annotate_node(stmt, self.soc)
+        if self.checker is not None:
+            self.manual = self.manual or isinstance(stmt, (Sync, Assign))
+            self.checker.feed(stmt)
+            self._hazard()
         try:
             calls = L.lower(stmt, self.soc)
         except PtoError as e:

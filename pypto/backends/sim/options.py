@@ -12,7 +12,7 @@ from ...errors import ConfigError
 from ...config import ENV_VARS, EnvSnapshot, env, reload_env  # noqa: F401  (re-exported for callers)
 
 SIM_MODES = ("compiled", "eager")
-CHECKS = ("default", "strict")
+CHECKS = ("default", "strict", "off")
 
 
 def _env_mode() -> str:
@@ -95,9 +95,12 @@ class SimOptions:
     CPU count); each worker has its own on-chip memory, like an AI core. 1 runs blocks in order.
     events: record up to this many (instruction, block, pipe) events per worker and launch for
     the cost model and timeline (0: off; the backend's ``last_events`` holds them).
-    checks: "default", or "strict": where the NPU's result is undefined (integer division by
-    zero, shift counts past the width, NaNs in a sort, ...) the simulator gives a documented
-    value by default; "strict" raises an UndefinedBehaviorError naming the element instead."""
+    checks: "default": the manual-mode checker (pypto/ir/hazards.py) runs on every kernel and its
+    errors stop the launch (missing flags, deadlocks, overlapping tiles), and where the NPU's result
+    is undefined (integer division by zero, shift counts past the width, NaNs in a sort, ...) the
+    simulator gives a documented value; "strict" also raises an UndefinedBehaviorError naming such
+    an element and makes reads of never-written on-chip bytes errors; "off" skips the checker
+    (for speed; pypto.check() still runs it)."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
     devices: int = 1
@@ -115,8 +118,9 @@ class SimOptions:
     def __post_init__(self):
         if self.checks not in CHECKS:
             raise ConfigError(f"SimOptions(checks={self.checks!r}) unknown",
-                              rule="checks is 'default' (documented values where the NPU's result "
-                                   "is undefined) or 'strict' (report such uses as errors)",
+                              rule="checks is 'default' (the checker on; documented values where the "
+                                   "NPU's result is undefined), 'strict' (report such uses as errors) "
+                                   "or 'off' (no hazard checker)",
                               fix="use SimOptions(checks='strict') to find undefined uses")
         if self.mode not in SIM_MODES:
             raise ConfigError(f"SimOptions(mode={self.mode!r}) unknown",

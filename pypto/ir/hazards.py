@@ -1,0 +1,445 @@
+"""The manual-mode checker: what the chip punishes and a CPU simulator hides.
+
+Pipes run concurrently on the chip; only flags (set_flag/wait_flag), pipe_barrier and event
+tokens order them. The checker follows one block's instruction stream in program order with a
+vector clock per pipe (Pallas's interpret mode works the same way): an instruction on pipe p
+knows what it has been ordered after, and each byte range of on-chip memory (and each GM view)
+remembers its last writer and its readers since. It reports
+
+* pipe hazards: a read (RAW) or overwrite (WAR, WAW) of bytes another pipe touched with no flag
+  chain between them; on a2a3, a vector instruction depending on an earlier one with no
+  pipe_barrier(PIPE_V) between them (a warning: pto-isa's own kernels do not always write it;
+  auto mode inserts it);
+* flag misuse: wait_flag with no set_flag pending (the chip hangs: a deadlock), set_flag twice
+  without a wait, flags left set when the kernel ends;
+* memory: a tile read after another tile overwrote bytes it had written (overlapping TASSIGN
+  addresses, a tile in a2a3's hidden UB scratch that TSEL/TROWEXPAND<op>/... write), and reads
+  of bytes never written (an error only with SimOptions(checks="strict"); otherwise a warning,
+  and the simulator's poison shows them).
+
+A traced kernel is checked once, statically: each loop's body is followed twice (the second
+time sees what iteration i left for iteration i + 1). Eager mode feeds the statements it runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .nodes import Assign, For, GmView, InstrNode, Kernel, Stmt, Sync, TileVar
+
+PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+BINDS = frozenset({"TRESHAPE"})      # re-bind a tile to another's bytes: no data moves
+EVENT_IDS = 8
+
+
+@dataclass
+class Access:
+    """One instruction's touch of a byte range: its pipe, its place in that pipe's order."""
+    pipe: str
+    seq: int
+    node: Stmt
+    owner: str                 # the tile (or "GM x", or the a2a3 scratch) it went through
+    write: bool
+    at: int = 0                # place in program order
+
+
+@dataclass
+class Finding:
+    """One mistake: its kind, the two statements involved, the pipes and bytes, and the fix."""
+    kind: str                  # raw | war | waw | barrier | deadlock | double-set | left-set | overlap | uninit
+    severity: str              # "error" | "warning"
+    message: str
+    rule: str
+    fix: str
+    first: Stmt | None = None
+    second: Stmt | None = None
+    pipes: tuple[str, ...] = ()
+    where: str = ""            # the tile / view and byte range
+
+    @property
+    def lines(self) -> tuple[int | None, int | None]:
+        """Kernel source lines of the two statements (None where unknown)."""
+        return (_line(self.first), _line(self.second))
+
+    def error(self):
+        from .. import errors as E
+        cls = {"raw": E.PipeHazardError, "war": E.PipeHazardError, "waw": E.PipeHazardError,
+               "barrier": E.PipeHazardError, "deadlock": E.DeadlockError,
+               "double-set": E.FlagError, "left-set": E.FlagError, "overlap": E.TileOverlapError,
+               "uninit": E.UninitializedReadError}[self.kind]
+        e = cls(self.message, rule=self.rule, fix=self.fix)
+        e.finding = self
+        return e
+
+    def __str__(self) -> str:
+        return f"[{self.severity}] {self.kind}: {self.message}"
+
+
+def _line(s: Stmt | None) -> int | None:
+    return s.site.lineno if s is not None and s.site is not None else None
+
+
+def _at(s: Stmt | None) -> str:
+    if s is None or s.site is None:
+        return "?"
+    return f"{s.site.filename}:{s.site.lineno}"
+
+
+def _what(s: Stmt) -> str:
+    if isinstance(s, InstrNode):
+        return f"{s.name} on PIPE_{s.pipe}"
+    if isinstance(s, Sync):
+        return s.kind
+    return type(s).__name__
+
+
+@dataclass
+class _Range:
+    space: str
+    start: int | str           # bytes; a GM view's key when symbolic
+    end: int | str
+
+    def overlaps(self, o: "_Range") -> bool:
+        if self.space != o.space:
+            return False
+        if isinstance(self.start, str) or isinstance(o.start, str):
+            return self.start == o.start
+        return self.start < o.end and o.start < self.end
+
+    def covers(self, o: "_Range") -> bool:
+        if self.space != o.space:
+            return False
+        if isinstance(self.start, str) or isinstance(o.start, str):
+            return self.start == o.start
+        return self.start <= o.start and o.end <= self.end
+
+    def __str__(self) -> str:
+        if isinstance(self.start, str):
+            return self.start
+        return f"{self.space} bytes [{self.start:#x}, {self.end:#x})"
+
+
+@dataclass
+class Checker:
+    """The state of one block's stream: feed statements in program order, then ``end()``."""
+    soc: object
+    strict: bool = False
+    findings: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.clock = {p: dict.fromkeys(PIPES, 0) for p in PIPES}
+        self.barrier = dict.fromkeys(PIPES, 0)        # pipe's own count at its last pipe_barrier
+        self.flags: dict[tuple, tuple[dict, Stmt]] = {}
+        self.writes: list[tuple[_Range, Access]] = []
+        self.reads: list[tuple[_Range, Access]] = []
+        self.written: dict[str, list[tuple[int, int]]] = {}
+        self.addr: dict[int, int] = {}
+        self.clobbered: dict[str, list[tuple[_Range, Access]]] = {}   # owner -> its bytes others wrote
+        self.at = 0
+        self._seen: set = set()
+
+    # -- the stream ----------------------------------------------------------------------------
+    def feed(self, s: Stmt, iters: tuple = ()) -> None:
+        if isinstance(s, InstrNode):
+            self._instr(s, iters)
+        elif isinstance(s, Sync):
+            self._sync(s)
+        elif isinstance(s, Assign):
+            self.addr[s.tile.id] = s.addr if isinstance(s.addr, int) else None
+
+    def end(self, last: Stmt | None = None) -> None:
+        """The kernel ends: every flag still set is a finding."""
+        for (src, dst, ev), (_, site) in sorted(self.flags.items(), key=lambda kv: str(kv[0])):
+            self._report(Finding(
+                "left-set", "error",
+                f"set_flag(PIPE_{src}, PIPE_{dst}, EVENT_ID{ev}) at {_at(site)} is never waited for",
+                rule="every set_flag is consumed by one wait_flag before the kernel ends (the next "
+                     "kernel on this core would see the flag already set)",
+                fix=f"add pto.wait_flag(PIPE_{src}, PIPE_{dst}, EVENT_ID{ev}) after the last use, or "
+                    "drop the set_flag", first=site, pipes=(src, dst)))
+        self.flags.clear()
+
+    # -- synchronisation -----------------------------------------------------------------------
+    def _sync(self, s: Sync) -> None:
+        if s.kind == "pipe_barrier":
+            pipes = PIPES if s.src == "ALL" else (s.src,)
+            if s.src == "ALL":
+                joined = {q: max(self.clock[p][q] for p in PIPES) for q in PIPES}
+                for p in PIPES:
+                    self.clock[p] = dict(joined)
+            for p in pipes:
+                if p in self.barrier:
+                    self.barrier[p] = self.clock[p][p]
+            return
+        key = (s.src, s.dst, s.event)
+        if s.kind == "set_flag":
+            if key in self.flags:
+                prev = self.flags[key][1]
+                self._report(Finding(
+                    "double-set", "error",
+                    f"set_flag(PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}) at {_at(s)}: the flag is "
+                    f"still set from {_at(prev)}",
+                    rule="a flag is set once and consumed by one wait_flag before it is set again "
+                         "(the chip has one bit per (src, dst, event id))",
+                    fix=f"wait for it first (pto.wait_flag(PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event})), "
+                        "or use another event id", first=prev, second=s, pipes=(s.src, s.dst)))
+            self.flags[key] = (dict(self.clock[s.src]), s)
+            return
+        pending = self.flags.pop(key, None)
+        if pending is None:
+            self._report(Finding(
+                "deadlock", "error",
+                f"wait_flag(PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}) at {_at(s)} waits for a "
+                "set_flag that was never issued: the chip would hang here",
+                rule="wait_flag(src, dst, id) blocks pipe dst until set_flag(src, dst, id) is issued "
+                     "on pipe src",
+                fix=f"issue pto.set_flag(PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}) before it (in a "
+                    "loop: once before the loop to prime it, and wait for the last one after the loop)",
+                second=s, pipes=(s.src, s.dst)))
+            return
+        token = pending[0]
+        mine = self.clock[s.dst]
+        for p in PIPES:
+            mine[p] = max(mine[p], token[p])
+
+    # -- instructions ---------------------------------------------------------------------------
+    def _instr(self, s: InstrNode, iters: tuple) -> None:
+        if s.name in BINDS:
+            return
+        if s.pipe == "ALL":                    # waits for every pipe (TPRINT, ...)
+            self._sync(Sync("pipe_barrier", "ALL", None, None))
+        pipe = s.pipe if s.pipe in self.clock else "S"
+        self.clock[pipe][pipe] += 1
+        self.at += 1
+        reads, writes = self._ranges(s, iters)
+        acc = lambda owner, w: Access(pipe, self.clock[pipe][pipe], s, owner, w, self.at)  # noqa: E731
+        need = []                      # (kind, earlier access, this access, range) to be ordered
+        for r, owner, role in reads:
+            for wr, w in self.writes:
+                if wr.overlaps(r):
+                    need.append(("raw", w, acc(owner, False), r))
+            for cr, w in self.clobbered.get(owner, []):
+                if cr.overlaps(r):
+                    self._overlap(w, acc(owner, False), r)
+            self._uninit(r, s, owner, role)
+        for r, owner, _ in writes:
+            for wr, w in self.writes:
+                if wr.overlaps(r):
+                    need.append(("waw", w, acc(owner, True), r))
+            for rr, rd in self.reads:
+                if rr.overlaps(r) and rd.node is not s:
+                    need.append(("war", rd, acc(owner, True), r))
+        self._ordered(need)
+        for r, owner, _ in writes:
+            if not isinstance(r.start, str):     # what other tiles wrote here is clobbered
+                for wr, w in self.writes:
+                    if w.owner != owner and wr.overlaps(r) and not isinstance(wr.start, str):
+                        cut = _Range(r.space, max(r.start, wr.start), min(r.end, wr.end))
+                        self.clobbered.setdefault(w.owner, []).append((cut, acc(owner, True)))
+            self.clobbered[owner] = [(cr, w) for cr, w in self.clobbered.get(owner, []) if not r.covers(cr)]
+            self.writes = [(wr, w) for wr, w in self.writes if not r.covers(wr)]
+            self.reads = [(rr, rd) for rr, rd in self.reads if not r.covers(rr)]
+            self.writes.append((r, acc(owner, True)))
+            if not isinstance(r.start, str):
+                self.written.setdefault(r.space, []).append((r.start, r.end))
+        for r, owner, _ in reads:
+            self.reads.append((r, acc(owner, False)))
+
+    def _ranges(self, s: InstrNode, iters: tuple):
+        reads, writes = [], []
+        for e in s.effects:
+            if e.region == "scratch" and e.span is not None:
+                item = (_Range(e.space, e.span[0], e.span[1]), f"{self.soc.name} UB scratch", "scratch")
+            elif e.operand is None:
+                continue
+            else:
+                x = s.operands[e.operand]
+                if isinstance(x, TileVar):
+                    a = self.addr[x.id] if x.id in self.addr else x.addr
+                    if isinstance(a, int):
+                        rng = _Range(x.type.loc, int(a), int(a) + x.type.nbytes)
+                    else:                      # a runtime address: the tile itself, nothing else
+                        rng = _Range(x.type.loc, f"tile {x.name}#{x.id}", f"tile {x.name}#{x.id}")
+                    item = (rng, f"tile {x.name}", e.region)
+                elif isinstance(x, GmView):
+                    key = _gm_key(x, iters)
+                    item = (_Range("GM", key, key), f"GM {x.tensor.name}", "view")
+                else:
+                    continue
+            (writes if e.access == "write" else reads).append(item)
+        return reads, writes
+
+    def _ordered(self, need: list) -> None:
+        """Each access must come after the earlier one: a flag chain across pipes, a barrier within
+        V on a2a3. Of the unordered ones, the latest in program order is reported (the flag that
+        fixes it usually orders the earlier ones too)."""
+        cross = [n for n in need if n[1].pipe != n[2].pipe and self.clock[n[2].pipe][n[1].pipe] < n[1].seq]
+        if cross:
+            self._cross(*max(cross, key=lambda n: n[1].at))
+        same = [n for n in need if n[1].pipe == n[2].pipe == "V" and self.soc.name == "a2a3"
+                and n[1].node is not n[2].node and self.barrier["V"] < n[1].seq
+                and "scratch" not in n[1].owner]
+        if same:
+            self._barrier(*max(same, key=lambda n: n[1].at))
+
+    def _cross(self, kind: str, before: Access, now: Access, r: _Range) -> None:
+        a, b = before.node, now.node
+        what = {"raw": "reads", "war": "overwrites", "waw": "overwrites"}[kind]
+        prior = {"raw": "wrote", "war": "still reads", "waw": "also writes"}[kind]
+        self._report(Finding(
+            kind, "error",
+            f"{kind.upper()} hazard: {_what(b)} at {_at(b)} {what} {r} ({now.owner}) that "
+            f"{_what(a)} at {_at(a)} {prior}, with no flag between the two pipes",
+            rule="pipes run concurrently on the chip: only set_flag/wait_flag (or an event "
+                 "token) orders an instruction on one pipe after one on another",
+            fix=f"insert pto.set_flag(PIPE_{before.pipe}, PIPE_{now.pipe}, EVENT_ID0) after line "
+                f"{_line(a)} and pto.wait_flag(PIPE_{before.pipe}, PIPE_{now.pipe}, EVENT_ID0) before "
+                f"line {_line(b)} (another free event id works too)",
+            first=a, second=b, pipes=(before.pipe, now.pipe), where=f"{now.owner}, {r}"))
+
+    def _barrier(self, kind: str, before: Access, now: Access, r: _Range) -> None:
+        a, b = before.node, now.node
+        inplace = before.owner == now.owner and _in_place(a) and _in_place(b)
+        self._report(Finding(
+            "barrier", "warning",
+            f"{_what(b)} at {_at(b)} depends on {_what(a)} at {_at(a)} ({now.owner}) with no "
+            "pipe_barrier(PIPE_V) between them",
+            rule="on a2a3 a vector instruction that reads or overwrites what an earlier vector "
+                 "instruction wrote needs pto.pipe_barrier(PIPE_V) between them (CANN's PipeBarrier "
+                 "rule); pto-isa's own kernels do not always write it" +
+                 (", in place on one tile as here" if inplace else "") +
+                 ", so it is a warning (auto mode inserts the barrier)",
+            fix=f"insert pto.pipe_barrier(pto.PIPE_V) between line {_line(a)} and line {_line(b)}",
+            first=a, second=b, pipes=("V", "V"), where=f"{now.owner}, {r}"))
+
+    def _overlap(self, w: Access, now: Access, r: _Range) -> None:
+        """``now`` reads through its tile bytes that tile wrote and ``w`` overwrote through another
+        (a view of bytes another tile wrote is fine: that is how a buffer is reinterpreted)."""
+        a, b = w.node, now.node
+        self._report(Finding(
+            "overlap", "error",
+            f"{_what(b)} at {_at(b)} reads {r} through {now.owner}, but {_what(a)} at {_at(a)} "
+            f"overwrote those bytes through {w.owner} after {now.owner} was written",
+            rule="tiles whose byte ranges overlap share storage on the chip: writing one clobbers "
+                 "the other (a2a3's TSEL/TSELS/TROWEXPAND<op>/TCVT also write a hidden scratch area "
+                 "at the top of UB)",
+            fix="give the tiles disjoint TASSIGN addresses (keep tiles below the a2a3 UB scratch), or "
+                "reload the tile after the other one is done",
+            first=a, second=b, pipes=(w.pipe, now.pipe), where=str(r)))
+
+    def _uninit(self, r: _Range, s: InstrNode, owner: str, role: str) -> None:
+        if isinstance(r.start, str) or r.space == "GM" or role in ("scratch", "tmp"):
+            return
+        if _covered(self.written.get(r.space, []), r.start, r.end):
+            return
+        self._report(Finding(
+            "uninit", "error" if self.strict else "warning",
+            f"{_what(s)} at {_at(s)} reads {r} through {owner}, which nothing has written since the "
+            "kernel started",
+            rule="on-chip memory holds stale data from earlier kernels; pypto fills it with poison "
+                 "(NaN in float tiles, -1 in integer tiles)",
+            fix="load or compute the tile before reading it (TLOAD, TEXPANDS, ...)",
+            second=s, pipes=(s.pipe,), where=f"{owner}, {r}"))
+
+    def _report(self, f: Finding) -> None:
+        key = (f.kind, id(f.first), id(f.second))
+        if key not in self._seen:
+            self._seen.add(key)
+            self.findings.append(f)
+
+
+def _in_place(s: Stmt) -> bool:
+    return isinstance(s, InstrNode) and len(s.operands) > 1 and any(
+        x is s.operands[0] for x in s.operands[1:])
+
+
+def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    at = start
+    for a, b in sorted(spans):
+        if a > at:
+            break
+        at = max(at, b)
+        if at >= end:
+            return True
+    return at >= end
+
+
+def _vars(x) -> set[str]:
+    from .nodes import Var
+    if isinstance(x, Var):
+        return {x.name}
+    out: set[str] = set()
+    for k in ("lhs", "rhs", "args", "a", "b"):
+        v = getattr(x, k, None)
+        if isinstance(v, (list, tuple)):
+            for y in v:
+                out |= _vars(y)
+        elif v is not None:
+            out |= _vars(v)
+    return out
+
+
+def _gm_key(v: GmView, iters: tuple) -> str:
+    """A GM view as a key: the tensor, offset and shape, tagged with the iteration of each loop
+    whose variable the offset uses (iteration i's x[i] is not iteration i + 1's)."""
+    used = _vars(v.offset)
+    tag = [f"{n}#{k}" for n, k in iters if n in used]
+    return f"GM {v.tensor.name}[off {v.offset}, shape {v.shape}]{'@' + ','.join(tag) if tag else ''}"
+
+
+# -- a traced kernel ------------------------------------------------------------------------------
+
+def stream(body: list[Stmt], iters: tuple = ()) -> Iterator[tuple[Stmt, tuple]]:
+    """The statements in program order, each loop body twice (once if it runs once, never if it
+    never runs), with the loop iterations they belong to."""
+    for s in body:
+        if isinstance(s, For):
+            n = _trip_count(s)
+            for k in range(2 if n is None else min(n, 2)):
+                yield from stream(s.body, iters + ((s.var.name, k),))
+        else:
+            yield s, iters
+
+
+def _trip_count(f: For) -> int | None:
+    if all(isinstance(x, int) for x in (f.start, f.stop, f.step)) and f.step:
+        return max(0, -(-(f.stop - f.start) // f.step)) if f.step > 0 else \
+            max(0, -(-(f.start - f.stop) // -f.step))
+    return None
+
+
+def check(k: Kernel, soc, strict: bool = False) -> list[Finding]:
+    """Every finding of a traced kernel (one block's stream)."""
+    c = Checker(soc, strict)
+    last = None
+    for s, iters in stream(k.body):
+        c.feed(s, iters)
+        last = s
+    c.end(last)
+    return c.findings
+
+
+def errors(findings: Iterable[Finding], strict: bool = False) -> list[Finding]:
+    """The findings that stop a launch (with strict, uninitialised reads too)."""
+    return [f for f in findings if f.severity == "error" or (strict and f.kind == "uninit")]
+
+
+def enforce(k: Kernel, soc, checks: str) -> None:
+    """Before a launch: raise the first error of the kernel's findings (computed once per
+    trace); warn once about the rest. checks is SimOptions.checks ("off" skips)."""
+    if checks == "off":
+        return
+    if k.findings is None:
+        k.findings = check(k, soc)
+        import warnings
+
+        from ..errors import HazardWarning
+        for f in k.findings:
+            if f not in errors(k.findings, checks == "strict"):
+                warnings.warn(HazardWarning(f"{k.name}: {f.message} ({f.fix})"), stacklevel=4)
+    bad = errors(k.findings, checks == "strict")
+    if bad:
+        raise bad[0].error()
+
+
+__all__ = ["Checker", "Finding", "check", "stream", "errors", "enforce", "PIPES"]

@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/compile_time.py
 	$(PY) benchmarks/softmax.py
 	$(PY) benchmarks/gemm.py
+	$(PY) benchmarks/checks_cost.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -364,6 +364,24 @@ def w_cube_store_then_matmul(a, b, c):
     pto.TSTORE(c[:, :], acc)
 
 
+def w_mixed_no_fix_v(a, b, c):
+    """a5: the cube's result moves to UB through the fixpipe, then the vector unit adds to it."""
+    a1, b1, a0, b0, acc = _cube_tiles()
+    v = pto.Tile(pto.Vec, f32, (32, 32))
+    pto.TLOAD(a1, a[:, :])
+    pto.TLOAD(b1, b[:, :])
+    flag(MTE2, MTE1)
+    pto.TMOV(a0, a1)
+    pto.TMOV(b0, b1)
+    flag(MTE1, M)
+    pto.TMATMUL(acc, a0, b0)
+    flag(M, FIX)
+    pto.TMOV(v, acc)                            # A
+    pto.TADDS(v, v, 1.0)                        # B
+    flag(V, MTE3)
+    pto.TSTORE(c[:, :], v)
+
+
 WRONG = [
     (w_no_mte2_v, E.PipeHazardError, "raw"),
     (w_no_v_mte3, E.PipeHazardError, "raw"),
@@ -388,6 +406,7 @@ WRONG = [
     (w_cube_no_m_fix, E.PipeHazardError, "raw"),
     (w_cube_k_loop_no_m_mte1, E.PipeHazardError, "war"),
     (w_cube_store_then_matmul, E.PipeHazardError, "war"),
+    (w_mixed_no_fix_v, E.PipeHazardError, "raw"),
 ]
 # mistakes other parts of pypto catch before the checker runs: (function, error class)
 WRONG_ELSEWHERE = [
@@ -398,8 +417,12 @@ WRONG_ELSEWHERE = [
 ]
 
 
+def _cube(fn) -> bool:
+    return any(t in fn.__name__ for t in ("cube", "mixed"))
+
+
 def _args(fn):
-    if fn.__name__.startswith("w_cube"):
+    if _cube(fn):
         rng = np.random.default_rng(0)
         return (pypto.Tensor(rng.standard_normal((32, 32)).astype(np.float16)),
                 pypto.Tensor(rng.standard_normal((32, 32)).astype(np.float16)), pypto.zeros((32, 32)))
@@ -419,7 +442,7 @@ def mode(request):
 
 def _start(mode: str, fn) -> None:
     checks = "strict" if fn is w_uninit_strict else "default"
-    soc = "a5" if fn.__name__.startswith("w_cube") else "a2a3"    # pto-isa's CPU TMATMUL: a5
+    soc = "a5" if _cube(fn) else "a2a3"          # a5: its Acc -> Vec move, and pto-isa's CPU TMATMUL
     pypto.init(soc=soc, sim=pypto.SimOptions(mode=mode, checks=checks))
 
 
@@ -454,7 +477,7 @@ def test_check_lists_every_finding_without_running():
     pypto.init()
     x, y, z = _args(w_no_mte2_v)
     for fn, _, kind in WRONG:
-        if fn.__name__.startswith("w_cube"):
+        if _cube(fn):
             continue
         found = pypto.check(pypto.kernel(fn), x, y, z, strict=fn is w_uninit_strict)
         assert any(f.kind == kind and f.severity == "error" for f in found), (fn.__name__, found)
@@ -567,15 +590,32 @@ def ok_cube(a, b, c):
     pto.TSTORE(c[:, :], acc)
 
 
+def ok_mixed(a, b, c):
+    a1, b1, a0, b0, acc = _cube_tiles()
+    v = pto.Tile(pto.Vec, f32, (32, 32))
+    pto.TLOAD(a1, a[:, :])
+    pto.TLOAD(b1, b[:, :])
+    flag(MTE2, MTE1)
+    pto.TMOV(a0, a1)
+    pto.TMOV(b0, b1)
+    flag(MTE1, M)
+    pto.TMATMUL(acc, a0, b0)
+    flag(M, FIX)
+    pto.TMOV(v, acc)
+    flag(FIX, V)
+    pto.TADDS(v, v, 0.0)
+    flag(V, MTE3)
+    pto.TSTORE(c[:, :], v)
+
+
 CORRECT = [ok_double_buffered, ok_runtime_loop_pingpong, ok_barrier_all, ok_reinterpret,
-           ok_auto_vector, ok_auto_cube, ok_cube]
+           ok_auto_vector, ok_auto_cube, ok_cube, ok_mixed]
 
 
 @pytest.mark.parametrize("fn", CORRECT, ids=[f.__name__ for f in CORRECT])
 def test_correct_kernels_are_clean_and_compute(mode, fn):
-    soc = "a5" if "cube" in fn.__name__ else "a2a3"
-    pypto.init(soc=soc, sim=pypto.SimOptions(mode=mode))
-    cube = "cube" in fn.__name__
+    cube = _cube(fn)
+    pypto.init(soc="a5" if cube else "a2a3", sim=pypto.SimOptions(mode=mode))
     args = _args(w_cube_no_m_fix if cube else w_no_mte2_v)
     k = pypto.kernel(fn)
     assert pypto.check(k, *args) == []

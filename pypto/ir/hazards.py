@@ -22,6 +22,7 @@ time sees what iteration i left for iteration i + 1). Eager mode feeds the state
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -55,6 +56,7 @@ class Finding:
     second: Stmt | None = None
     pipes: tuple[str, ...] = ()
     where: str = ""            # the tile / view and byte range
+    at: tuple[int, int] = (0, 0)   # the two accesses' places in the checked stream
 
     @property
     def lines(self) -> tuple[int | None, int | None]:
@@ -119,6 +121,58 @@ class _Range:
         return f"{self.space} bytes [{self.start:#x}, {self.end:#x})"
 
 
+class _Index:
+    """(range, access) records, found through the 4 KiB pages (or the symbolic key) a range
+    touches, so a kernel with many tiles is checked in time linear in its length."""
+    PAGE = 4096
+
+    def __init__(self):
+        self.buckets: dict[tuple, list] = {}
+
+    def _keys(self, r: _Range):
+        if isinstance(r.start, str):
+            return [(r.space, r.start)]
+        return [(r.space, p) for p in range(r.start // self.PAGE, (r.end - 1) // self.PAGE + 1)]
+
+    def overlapping(self, r: _Range):
+        seen: set[int] = set()
+        for k in self._keys(r):
+            for item in self.buckets.get(k, ()):
+                if id(item) not in seen and item[0].overlaps(r):
+                    seen.add(id(item))
+                    yield item
+
+    def add(self, r: _Range, a: Access) -> None:
+        item = (r, a)
+        for k in self._keys(r):
+            self.buckets.setdefault(k, []).append(item)
+
+    def drop_covered(self, r: _Range) -> None:
+        for k in self._keys(r):
+            if k in self.buckets:
+                self.buckets[k] = [it for it in self.buckets[k] if not r.covers(it[0])]
+
+
+class _Spans:
+    """The union of written byte ranges of one space, as sorted disjoint intervals."""
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, a: int, b: int) -> None:
+        i = bisect.bisect_left(self.ends, a)           # first interval ending at or after a
+        j = bisect.bisect_right(self.starts, b)        # intervals starting at or before b
+        if i < j:
+            a, b = min(a, self.starts[i]), max(b, self.ends[j - 1])
+        self.starts[i:j] = [a]
+        self.ends[i:j] = [b]
+
+    def covers(self, a: int, b: int) -> bool:
+        i = bisect.bisect_right(self.starts, a) - 1
+        return i >= 0 and self.ends[i] >= b
+
+
 @dataclass
 class Checker:
     """The state of one block's stream: feed statements in program order, then ``end()``."""
@@ -130,9 +184,9 @@ class Checker:
         self.clock = {p: dict.fromkeys(PIPES, 0) for p in PIPES}
         self.barrier = dict.fromkeys(PIPES, 0)        # pipe's own count at its last pipe_barrier
         self.flags: dict[tuple, tuple[dict, Stmt]] = {}
-        self.writes: list[tuple[_Range, Access]] = []
-        self.reads: list[tuple[_Range, Access]] = []
-        self.written: dict[str, list[tuple[int, int]]] = {}
+        self.writes = _Index()           # the last writes of each byte range
+        self.reads = _Index()            # the reads since
+        self.written: dict[str, _Spans] = {}
         self.addr: dict[int, int] = {}
         self.clobbered: dict[str, list[tuple[_Range, Access]]] = {}   # owner -> its bytes others wrote
         self.at = 0
@@ -215,35 +269,34 @@ class Checker:
         acc = lambda owner, w: Access(pipe, self.clock[pipe][pipe], s, owner, w, self.at)  # noqa: E731
         need = []                      # (kind, earlier access, this access, range) to be ordered
         for r, owner, role in reads:
-            for wr, w in self.writes:
-                if wr.overlaps(r):
-                    need.append(("raw", w, acc(owner, False), r))
+            for _, w in self.writes.overlapping(r):
+                need.append(("raw", w, acc(owner, False), r))
             for cr, w in self.clobbered.get(owner, []):
                 if cr.overlaps(r):
                     self._overlap(w, acc(owner, False), r)
             self._uninit(r, s, owner, role)
         for r, owner, _ in writes:
-            for wr, w in self.writes:
-                if wr.overlaps(r):
-                    need.append(("waw", w, acc(owner, True), r))
-            for rr, rd in self.reads:
-                if rr.overlaps(r) and rd.node is not s:
+            for _, w in self.writes.overlapping(r):
+                need.append(("waw", w, acc(owner, True), r))
+            for _, rd in self.reads.overlapping(r):
+                if rd.node is not s:
                     need.append(("war", rd, acc(owner, True), r))
         self._ordered(need)
         for r, owner, _ in writes:
             if not isinstance(r.start, str):     # what other tiles wrote here is clobbered
-                for wr, w in self.writes:
-                    if w.owner != owner and wr.overlaps(r) and not isinstance(wr.start, str):
+                for wr, w in self.writes.overlapping(r):
+                    if w.owner != owner and not isinstance(wr.start, str):
                         cut = _Range(r.space, max(r.start, wr.start), min(r.end, wr.end))
                         self.clobbered.setdefault(w.owner, []).append((cut, acc(owner, True)))
-            self.clobbered[owner] = [(cr, w) for cr, w in self.clobbered.get(owner, []) if not r.covers(cr)]
-            self.writes = [(wr, w) for wr, w in self.writes if not r.covers(wr)]
-            self.reads = [(rr, rd) for rr, rd in self.reads if not r.covers(rr)]
-            self.writes.append((r, acc(owner, True)))
+            if owner in self.clobbered:
+                self.clobbered[owner] = [(cr, w) for cr, w in self.clobbered[owner] if not r.covers(cr)]
+            self.writes.drop_covered(r)
+            self.reads.drop_covered(r)
+            self.writes.add(r, acc(owner, True))
             if not isinstance(r.start, str):
-                self.written.setdefault(r.space, []).append((r.start, r.end))
+                self.written.setdefault(r.space, _Spans()).add(r.start, r.end)
         for r, owner, _ in reads:
-            self.reads.append((r, acc(owner, False)))
+            self.reads.add(r, acc(owner, False))
 
     def _ranges(self, s: InstrNode, iters: tuple):
         reads, writes = [], []
@@ -295,7 +348,8 @@ class Checker:
             fix=f"insert pto.set_flag(PIPE_{before.pipe}, PIPE_{now.pipe}, EVENT_ID0) after line "
                 f"{_line(a)} and pto.wait_flag(PIPE_{before.pipe}, PIPE_{now.pipe}, EVENT_ID0) before "
                 f"line {_line(b)} (another free event id works too)",
-            first=a, second=b, pipes=(before.pipe, now.pipe), where=f"{now.owner}, {r}"))
+            first=a, second=b, pipes=(before.pipe, now.pipe), where=f"{now.owner}, {r}",
+            at=(before.at, now.at)))
 
     def _barrier(self, kind: str, before: Access, now: Access, r: _Range) -> None:
         a, b = before.node, now.node
@@ -330,7 +384,7 @@ class Checker:
     def _uninit(self, r: _Range, s: InstrNode, owner: str, role: str) -> None:
         if isinstance(r.start, str) or r.space == "GM" or role in ("scratch", "tmp"):
             return
-        if _covered(self.written.get(r.space, []), r.start, r.end):
+        if r.space in self.written and self.written[r.space].covers(r.start, r.end):
             return
         self._report(Finding(
             "uninit", "error" if self.strict else "warning",
@@ -351,17 +405,6 @@ class Checker:
 def _in_place(s: Stmt) -> bool:
     return isinstance(s, InstrNode) and len(s.operands) > 1 and any(
         x is s.operands[0] for x in s.operands[1:])
-
-
-def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    at = start
-    for a, b in sorted(spans):
-        if a > at:
-            break
-        at = max(at, b)
-        if at >= end:
-            return True
-    return at >= end
 
 
 def _vars(x) -> set[str]:

@@ -195,6 +195,10 @@ class UninitializedReadError(HazardError):
     """A read of on-chip bytes nothing wrote since the kernel started (checks="strict")."""
 
 
+class StaleReadError(HazardError, ValidRegionError):
+    """A read of more rows or columns of a tile than were written into it (stale data on the chip)."""
+
+
 class HazardWarning(UserWarning):
     """A checker finding where the chip's behaviour is tolerated or merely unspecified."""
 

@@ -263,6 +263,20 @@ def w_uninit_strict(x, y, z):
     pto.TSTORE(z[0:R, :], a)
 
 
+def w_stale_rows(x, y, z):
+    """Eight rows loaded, sixteen read: the chip's other eight rows are stale."""
+    a = pto.Tile(pto.Vec, f32, (R, C), valid=pto.DYNAMIC)
+    b = vt()
+    a.set_valid(8, C)
+    pto.TLOAD(a, x[0:8, :])                     # A
+    pto.TLOAD(b, y[0:R, :])
+    flag(MTE2, V)
+    a.set_valid(R, C)
+    pto.TADD(b, b, a)                           # B
+    flag(V, MTE3)
+    pto.TSTORE(z[0:R, :], b)
+
+
 def w_capacity(x, y, z):
     a = pto.Tile(pto.Vec, f32, (64, 512))
     pto.TASSIGN(a, 0x20000)                     # B
@@ -401,6 +415,7 @@ WRONG = [
     (w_overlap, E.TileOverlapError, "overlap"),
     (w_scratch, E.TileOverlapError, "overlap"),
     (w_uninit_strict, E.UninitializedReadError, "uninit"),
+    (w_stale_rows, E.StaleReadError, "stale"),
     (w_cube_no_mte2_mte1, E.PipeHazardError, "raw"),
     (w_cube_no_mte1_m, E.PipeHazardError, "raw"),
     (w_cube_no_m_fix, E.PipeHazardError, "raw"),
@@ -608,7 +623,21 @@ def ok_mixed(a, b, c):
     pto.TSTORE(c[:, :], v)
 
 
-CORRECT = [ok_double_buffered, ok_runtime_loop_pingpong, ok_barrier_all, ok_reinterpret,
+def ok_tail_rows(x, y, z):
+    """A short last block: every tile read only as far as it was written."""
+    a = pto.Tile(pto.Vec, f32, (R, C), valid=pto.DYNAMIC)
+    b = pto.Tile(pto.Vec, f32, (R, C), valid=pto.DYNAMIC)
+    a.set_valid(8, C)
+    b.set_valid(8, C)
+    pto.TLOAD(a, x[0:8, :])
+    pto.TLOAD(b, y[0:8, :])
+    flag(MTE2, V)
+    pto.TADD(a, a, b)
+    flag(V, MTE3)
+    pto.TSTORE(z[0:8, :], a)
+
+
+CORRECT = [ok_tail_rows, ok_double_buffered, ok_runtime_loop_pingpong, ok_barrier_all, ok_reinterpret,
            ok_auto_vector, ok_auto_cube, ok_cube, ok_mixed]
 
 
@@ -624,6 +653,7 @@ def test_correct_kernels_are_clean_and_compute(mode, fn):
     want = {"ok_auto_vector": (ins[0][:4 * R] + ins[1][:4 * R]) * 0.5,
             "ok_runtime_loop_pingpong": ins[0] + ins[1],
             "ok_double_buffered": ins[0] * 2, "ok_barrier_all": (ins[0] + ins[1])[:R],
+            "ok_tail_rows": (ins[0] + ins[1])[:8],
             "ok_reinterpret": ins[0][:R] * 2}.get(fn.__name__, ins[0] @ ins[1] if cube else None)
     got = args[-1].numpy()[:want.shape[0]]
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)

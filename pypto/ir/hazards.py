@@ -15,7 +15,8 @@ remembers its last writer and its readers since. It reports
 * memory: a tile read after another tile overwrote bytes it had written (overlapping TASSIGN
   addresses, a tile in a2a3's hidden UB scratch that TSEL/TROWEXPAND<op>/... write), and reads
   of bytes never written (an error only with SimOptions(checks="strict"); otherwise a warning,
-  and the simulator's poison shows them).
+  and the simulator's poison shows them), and reads of more rows or columns of a tile than were
+  written into it (static sizes).
 
 A traced kernel is checked once, statically: each loop's body is followed twice (the second
 time sees what iteration i left for iteration i + 1). Eager mode feeds the statements it runs.
@@ -26,7 +27,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .nodes import Assign, For, GmView, InstrNode, Kernel, Stmt, Sync, TileVar
+from .nodes import Assign, For, GmView, InstrNode, Kernel, SetValid, Stmt, Sync, TileVar
 
 PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 BINDS = frozenset({"TRESHAPE"})      # re-bind a tile to another's bytes: no data moves
@@ -47,7 +48,8 @@ class Access:
 @dataclass
 class Finding:
     """One mistake: its kind, the two statements involved, the pipes and bytes, and the fix."""
-    kind: str                  # raw | war | waw | barrier | deadlock | double-set | left-set | overlap | uninit
+    kind: str                  # raw | war | waw | barrier | deadlock | double-set | left-set | overlap
+                               # | uninit | stale
     severity: str              # "error" | "warning"
     message: str
     rule: str
@@ -68,7 +70,7 @@ class Finding:
         cls = {"raw": E.PipeHazardError, "war": E.PipeHazardError, "waw": E.PipeHazardError,
                "barrier": E.PipeHazardError, "deadlock": E.DeadlockError,
                "double-set": E.FlagError, "left-set": E.FlagError, "overlap": E.TileOverlapError,
-               "uninit": E.UninitializedReadError}[self.kind]
+               "uninit": E.UninitializedReadError, "stale": E.StaleReadError}[self.kind]
         e = cls(self.message, rule=self.rule, fix=self.fix)
         e.finding = self
         return e
@@ -189,6 +191,8 @@ class Checker:
         self.written: dict[str, _Spans] = {}
         self.addr: dict[int, int] = {}
         self.clobbered: dict[str, list[tuple[_Range, Access]]] = {}   # owner -> its bytes others wrote
+        self.valid: dict[int, tuple | None] = {}      # tile id -> its valid region now (None: runtime)
+        self.filled: dict[int, tuple | None] = {}     # tile id -> (rows, cols, writer) written, None: unknown
         self.at = 0
         self._seen: set = set()
 
@@ -200,6 +204,8 @@ class Checker:
             self._sync(s)
         elif isinstance(s, Assign):
             self.addr[s.tile.id] = s.addr if isinstance(s.addr, int) else None
+        elif isinstance(s, SetValid):
+            self.valid[s.tile.id] = _static((s.rows, s.cols))
 
     def end(self, last: Stmt | None = None) -> None:
         """The kernel ends: every flag still set is a finding."""
@@ -282,6 +288,7 @@ class Checker:
                 if rd.node is not s:
                     need.append(("war", rd, acc(owner, True), r))
         self._ordered(need)
+        self._stale(s)
         for r, owner, _ in writes:
             if not isinstance(r.start, str):     # what other tiles wrote here is clobbered
                 for wr, w in self.writes.overlapping(r):
@@ -366,6 +373,47 @@ class Checker:
             fix=f"insert pto.pipe_barrier(pto.PIPE_V) between line {_line(a)} and line {_line(b)}",
             first=a, second=b, pipes=("V", "V"), where=f"{now.owner}, {r}"))
 
+    def _stale(self, s: InstrNode) -> None:
+        """Reads beyond the rows or columns written into a tile (static sizes only): the chip
+        leaves stale data there. Then record what this instruction writes."""
+        for e in s.effects:
+            x = s.operands[e.operand] if e.operand is not None else None
+            if not isinstance(x, TileVar) or e.access != "read" or e.region != "valid":
+                continue
+            have, want = self.filled.get(x.id), self._valid_of(x)
+            if have is None or want is None or (want[0] <= have[0] and want[1] <= have[1]):
+                continue
+            w = have[2]
+            self._report(Finding(
+                "stale", "error",
+                f"{_what(s)} at {_at(s)} reads {want[0]} x {want[1]} of tile {x.name}, but only "
+                f"{have[0]} x {have[1]} of it were written (last by {_what(w)} at {_at(w)})",
+                rule="an instruction reads its operand's valid region; on the chip the rest of the "
+                     "tile holds stale data (pypto shows poison there)",
+                fix=f"write the whole region first, or set_valid({x.name}, ...) to what was written "
+                    "before reading it", first=w, second=s, pipes=(s.pipe,),
+                where=f"tile {x.name}"))
+        for e in s.effects:
+            x = s.operands[e.operand] if e.operand is not None else None
+            if not isinstance(x, TileVar) or e.access != "write":
+                continue
+            region = self._valid_of(x) if e.region == "valid" else (x.type.rows, x.type.cols)
+            if region is None or (x.id in self.filled and self.filled[x.id] is None):
+                self.filled[x.id] = None          # a runtime-sized write: unknown from here on
+                continue
+            if s.name == "TLOAD" and x.type.pad != "Null":       # pads to its 32-byte block
+                c0 = max(1, 32 // max(1, x.type.dtype.itemsize))
+                region = tuple(min(n, -(-v // c0) * c0) for v, n in zip(region, (x.type.rows, x.type.cols)))
+            old = self.filled.get(x.id)
+            if old is not None:
+                region = (max(old[0], region[0]), max(old[1], region[1]))
+            self.filled[x.id] = (region[0], region[1], s)
+
+    def _valid_of(self, t: TileVar) -> tuple | None:
+        if t.id in self.valid:
+            return self.valid[t.id]
+        return None if t.dynamic else _static(t.valid)
+
     def _overlap(self, w: Access, now: Access, r: _Range) -> None:
         """``now`` reads through its tile bytes that tile wrote and ``w`` overwrote through another
         (a view of bytes another tile wrote is fine: that is how a buffer is reinterpreted)."""
@@ -400,6 +448,12 @@ class Checker:
         if key not in self._seen:
             self._seen.add(key)
             self.findings.append(f)
+
+
+def _static(region) -> tuple | None:
+    """(rows, cols) as ints, or None when either is a runtime value."""
+    r, c = region
+    return (int(r), int(c)) if isinstance(r, int) and isinstance(c, int) else None
 
 
 def _in_place(s: Stmt) -> bool:

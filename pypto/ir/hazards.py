@@ -207,7 +207,7 @@ class Checker:
         elif isinstance(s, SetValid):
             self.valid[s.tile.id] = _static((s.rows, s.cols))
 
-    def end(self, last: Stmt | None = None) -> None:
+    def end(self) -> None:
         """The kernel ends: every flag still set is a finding."""
         for (src, dst, ev), (_, site) in sorted(self.flags.items(), key=lambda kv: str(kv[0])):
             self._report(Finding(
@@ -508,11 +508,9 @@ def _trip_count(f: For) -> int | None:
 def check(k: Kernel, soc, strict: bool = False) -> list[Finding]:
     """Every finding of a traced kernel (one block's stream)."""
     c = Checker(soc, strict)
-    last = None
     for s, iters in stream(k.body):
         c.feed(s, iters)
-        last = s
-    c.end(last)
+    c.end()
     return c.findings
 
 

@@ -121,7 +121,8 @@ def _sync(kind: str, src, dst, event) -> None:
 
 
 def set_flag(src: str, dst: str, event_id: int) -> None:
-    """Signal from pipe ``src`` to pipe ``dst`` (recorded; the hazard checker comes later)."""
+    """Signal from pipe ``src`` to pipe ``dst``: what ``src`` issued so far happens before what
+    ``dst`` issues after the matching wait_flag (the checker follows it: pypto/ir/hazards.py)."""
     _sync("set_flag", src, dst, event_id)
 
 

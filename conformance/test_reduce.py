@@ -101,8 +101,10 @@ def multi_kernel(tiles: tuple[Tl, ...], ops: tuple[Op, ...]):
     body += ["pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)",
              "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)"]
     body += [f"{t.name}.set_valid(r_{t.name}, c_{t.name})" for t in tiles if t.load]
-    for op in ops:
+    for i, op in enumerate(ops):
         kw = "".join(f", {k}={v!r}" for k, v in op.params)
+        if i:
+            body.append("pto.pipe_barrier(pto.PIPE_V)")     # a2a3: dependent vector instructions
         body.append(f"pto.{op.instr}({', '.join(op.operands)}{kw})")
     body += ["pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)",
              "pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)"]

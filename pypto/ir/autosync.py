@@ -40,7 +40,7 @@ def insert(k: Kernel, soc) -> None:
     ids: dict[tuple, int] = {}
     pairs: list[list[tuple[list, Stmt]]] = []
     for _ in range(MAX_ROUNDS):
-        found = hazards.check(k, soc)
+        found = hazards.check(k, soc, strict=True)
         if any(f.kind in FLAG_KINDS for f in found):
             break
         todo = _ordering(found)
@@ -77,7 +77,7 @@ def _prune(k: Kernel, soc, pairs: list) -> None:
         before = _snapshot(k.body)
         for where, s in made:
             where.remove(s)
-        if any(f.kind in FLAG_KINDS or f.kind in ORDERING for f in hazards.check(k, soc)):
+        if any(f.kind in FLAG_KINDS or f.kind in ORDERING for f in hazards.check(k, soc, strict=True)):
             _restore(before)                      # needed after all
 
 
@@ -89,7 +89,7 @@ def _ordering(found: list) -> list:
 
 def _insert_exact(k: Kernel, soc) -> None:
     for _ in range(MAX_STEPS):
-        todo = _ordering(hazards.check(k, soc))
+        todo = _ordering(hazards.check(k, soc, strict=True))
         if not todo:
             return
         f = todo[0]
@@ -99,7 +99,7 @@ def _insert_exact(k: Kernel, soc) -> None:
             continue
         for ev in range(hazards.EVENT_IDS):      # the first id whose flags stay balanced
             made = _flag(k, f.first, f.second, *f.pipes, ev)
-            if not any(x.kind in FLAG_KINDS for x in hazards.check(k, soc)):
+            if not any(x.kind in FLAG_KINDS for x in hazards.check(k, soc, strict=True)):
                 break
             for where, s in made:
                 where.remove(s)

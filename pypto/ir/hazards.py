@@ -8,8 +8,8 @@ remembers its last writer and its readers since. It reports
 
 * pipe hazards: a read (RAW) or overwrite (WAR, WAW) of bytes another pipe touched with no flag
   chain between them; on a2a3, a vector instruction depending on an earlier one with no
-  pipe_barrier(PIPE_V) between them (a warning: pto-isa's own kernels do not always write it;
-  auto mode inserts it);
+  pipe_barrier(PIPE_V) between them (only with checks="strict": pto-isa's own kernels do not
+  always write it; auto mode inserts it);
 * flag misuse: wait_flag with no set_flag pending (the chip hangs: a deadlock), set_flag twice
   without a wait, flags left set when the kernel ends;
 * memory: a tile read after another tile overwrote bytes it had written (overlapping TASSIGN
@@ -362,14 +362,14 @@ class Checker:
         a, b = before.node, now.node
         inplace = before.owner == now.owner and _in_place(a) and _in_place(b)
         self._report(Finding(
-            "barrier", "warning",
+            "barrier", "error" if self.strict else "warning",
             f"{_what(b)} at {_at(b)} depends on {_what(a)} at {_at(a)} ({now.owner}) with no "
             "pipe_barrier(PIPE_V) between them",
             rule="on a2a3 a vector instruction that reads or overwrites what an earlier vector "
                  "instruction wrote needs pto.pipe_barrier(PIPE_V) between them (CANN's PipeBarrier "
                  "rule); pto-isa's own kernels do not always write it" +
                  (", in place on one tile as here" if inplace else "") +
-                 ", so it is a warning (auto mode inserts the barrier)",
+                 ", so it is reported only with checks='strict' (auto mode inserts the barrier)",
             fix=f"insert pto.pipe_barrier(pto.PIPE_V) between line {_line(a)} and line {_line(b)}",
             first=a, second=b, pipes=("V", "V"), where=f"{now.owner}, {r}"))
 
@@ -506,33 +506,38 @@ def _trip_count(f: For) -> int | None:
 
 
 def check(k: Kernel, soc, strict: bool = False) -> list[Finding]:
-    """Every finding of a traced kernel (one block's stream)."""
+    """Every finding of a traced kernel (one block's stream). Without strict, uninitialised
+    reads are warnings and missing a2a3 PIPE_V barriers are not reported; with it both are
+    errors."""
     c = Checker(soc, strict)
     for s, iters in stream(k.body):
         c.feed(s, iters)
     c.end()
-    return c.findings
+    return c.findings if strict else [f for f in c.findings if f.kind != "barrier"]
 
 
-def errors(findings: Iterable[Finding], strict: bool = False) -> list[Finding]:
-    """The findings that stop a launch (with strict, uninitialised reads too)."""
-    return [f for f in findings if f.severity == "error" or (strict and f.kind == "uninit")]
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that stop a launch."""
+    return [f for f in findings if f.severity == "error"]
 
 
 def enforce(k: Kernel, soc, checks: str) -> None:
-    """Before a launch: raise the first error of the kernel's findings (computed once per
-    trace); warn once about the rest. checks is SimOptions.checks ("off" skips)."""
+    """Before a launch: raise the first error of the kernel's findings (computed once per trace
+    and checking level); warn once about the rest. checks is SimOptions.checks ("off" skips)."""
     if checks == "off":
         return
     if k.findings is None:
-        k.findings = check(k, soc)
+        k.findings = {}
+    found = k.findings.get(checks)
+    if found is None:
         import warnings
 
         from ..errors import HazardWarning
-        for f in k.findings:
-            if f not in errors(k.findings, checks == "strict"):
+        found = k.findings[checks] = check(k, soc, strict=checks == "strict")
+        for f in found:
+            if f.severity != "error":
                 warnings.warn(HazardWarning(f"{k.name}: {f.message} ({f.fix})"), stacklevel=4)
-    bad = errors(k.findings, checks == "strict")
+    bad = errors(found)
     if bad:
         raise bad[0].error()
 

@@ -449,7 +449,7 @@ class Kernel:
     soc: str
     source: str = ""              # qualified name / file of the Python function
     share_tiles: bool = False     # placement may give tiles with disjoint lifetimes the same bytes
-    findings: list | None = None  # the hazard checker's (ir/hazards.py), once computed
+    findings: dict | None = None  # checking level -> the hazard checker's findings (ir/hazards.py)
 
     @property
     def tensor_params(self) -> list[TensorParam]:

@@ -168,7 +168,7 @@ class EagerExecutor(Builder):
     def _hazard(self) -> None:
         """Raise the checker's first error, in manual mode (a kernel that never sets a flag or
         places a tile is in auto mode: compiled, pypto inserts its flags)."""
-        bad = errors(self.checker.findings, self.checker.strict)
+        bad = errors(self.checker.findings)
         if bad and self.manual:
             raise bad[0].error()
 

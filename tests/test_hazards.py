@@ -277,6 +277,18 @@ def w_stale_rows(x, y, z):
     pto.TSTORE(z[0:R, :], b)
 
 
+def w_barrier_strict(x, y, z):
+    """a2a3, checks='strict': TMULS reads what TADD wrote on the same pipe with no barrier."""
+    a, b, c = vt(), vt(), vt()
+    pto.TLOAD(a, x[0:R, :])
+    pto.TLOAD(b, y[0:R, :])
+    flag(MTE2, V)
+    pto.TADD(c, a, b)                           # A
+    pto.TMULS(a, c, 2.0)                        # B
+    flag(V, MTE3)
+    pto.TSTORE(z[0:R, :], a)
+
+
 def w_capacity(x, y, z):
     a = pto.Tile(pto.Vec, f32, (64, 512))
     pto.TASSIGN(a, 0x20000)                     # B
@@ -416,6 +428,7 @@ WRONG = [
     (w_scratch, E.TileOverlapError, "overlap"),
     (w_uninit_strict, E.UninitializedReadError, "uninit"),
     (w_stale_rows, E.StaleReadError, "stale"),
+    (w_barrier_strict, E.PipeHazardError, "barrier"),
     (w_cube_no_mte2_mte1, E.PipeHazardError, "raw"),
     (w_cube_no_mte1_m, E.PipeHazardError, "raw"),
     (w_cube_no_m_fix, E.PipeHazardError, "raw"),
@@ -456,7 +469,7 @@ def mode(request):
 
 
 def _start(mode: str, fn) -> None:
-    checks = "strict" if fn is w_uninit_strict else "default"
+    checks = "strict" if fn.__name__.endswith("_strict") else "default"
     soc = "a5" if _cube(fn) else "a2a3"          # a5: its Acc -> Vec move, and pto-isa's CPU TMATMUL
     pypto.init(soc=soc, sim=pypto.SimOptions(mode=mode, checks=checks))
 
@@ -494,8 +507,9 @@ def test_check_lists_every_finding_without_running():
     for fn, _, kind in WRONG:
         if _cube(fn):
             continue
-        found = pypto.check(pypto.kernel(fn), x, y, z, strict=fn is w_uninit_strict)
+        found = pypto.check(pypto.kernel(fn), x, y, z, strict=fn.__name__.endswith("_strict"))
         assert any(f.kind == kind and f.severity == "error" for f in found), (fn.__name__, found)
+    assert not pypto.check(pypto.kernel(w_barrier_strict), x, y, z)      # only with strict
     both = pypto.check(pypto.kernel(_two_mistakes), x, y, z)
     assert [f.kind for f in both if f.severity == "error"] == ["raw", "war", "raw"]
     pypto.finalize()

@@ -1,10 +1,10 @@
-"""Helpers for test suites of pypto programs: backend markers that state why they skip, and
-session clean-up between tests."""
+"""pypto for users' own test suites: ``assert_close`` with reports a person can act on, backend
+markers that state why they skip, and session clean-up between tests. The pytest plugin
+(``--pypto-backend``, the ``pypto_backend`` fixture) is pypto/testing/plugin.py."""
 from __future__ import annotations
 
-import pytest
-
-from .backends import is_available
+from ..backends import is_available
+from .compare import MismatchError, assert_close, default_tolerance
 
 
 def unavailable_reason(backend: str) -> str | None:
@@ -15,6 +15,7 @@ def unavailable_reason(backend: str) -> str | None:
 
 def requires_backend(name: str, reason: str):
     """A skipif marker for tests that need backend ``name``; the reason is required and shown."""
+    import pytest
     if not reason:
         raise ValueError("requires_backend needs a reason")
     why = unavailable_reason(name)
@@ -23,8 +24,12 @@ def requires_backend(name: str, reason: str):
 
 def finalize_quietly() -> None:
     """End any pypto session a test left running; a broken finalize is the failing test's to report."""
-    from . import runtime
+    from .. import runtime
     try:
         runtime.finalize()
     except Exception:  # noqa: BLE001
         pass
+
+
+__all__ = ["assert_close", "MismatchError", "default_tolerance", "unavailable_reason",
+           "requires_backend", "finalize_quietly"]

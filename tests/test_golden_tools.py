@@ -1,0 +1,176 @@
+"""pypto.testing for users' own suites: assert_close's rules and reports (checked against values
+worked out here by hand, not by the code under test), and the pytest plugin run on a user's test
+file in a subprocess, on the simulator's two modes (and npu-cpusim where pto-isa is present)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto
+from pypto.testing import MismatchError, assert_close, default_tolerance, unavailable_reason
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_float_ulps_are_counted_on_the_dtypes_own_bits():
+    x = np.float32([1.0, -2.0, 1e-30, 0.0])
+    up = np.nextafter(x, np.float32(np.inf))
+    four = x.copy()
+    for _ in range(4):
+        four = np.nextafter(four, np.float32(np.inf))
+    assert_close(four, x)                                   # 4 ULP is float32's default
+    with pytest.raises(MismatchError, match="worst ULP distance: 5"):
+        assert_close(np.nextafter(four, np.float32(np.inf)), x)
+    assert_close(up, x, ulp=1)
+    h = np.float16([1.0, 1000.0])
+    one_ulp = np.float16([1.0009765625, 1000.5])            # spacing 2**-10 at 1, 0.5 at 1000
+    assert_close(one_ulp, h, ulp=1)
+    b = np.array([1.0, 3.0], ml_dtypes.bfloat16)
+    assert_close(np.array([1.0078125, 3.015625], ml_dtypes.bfloat16), b, ulp=1)   # bf16 spacing
+    with pytest.raises(MismatchError):
+        assert_close(np.array([1.015625, 3.0], ml_dtypes.bfloat16), b, ulp=1)
+
+
+def test_ulps_cross_zero():
+    """-0.0 and +0.0 are 0 ULP apart; the smallest subnormals on either side of zero are 2."""
+    tiny = np.float32(1e-45)
+    assert_close(np.float32([-0.0]), np.float32([0.0]), ulp=0)
+    with pytest.raises(MismatchError, match="worst ULP distance: 2"):
+        assert_close(np.float32([-tiny]), np.float32([tiny]), ulp=1)
+
+
+def test_the_report_names_what_a_person_needs():
+    e = np.zeros((4, 5), np.float32)
+    a = e.copy()
+    a[1, 2], a[3, 4], a[0, 0], a[2, 1] = 7.5, np.nan, np.inf, -np.inf
+    with pytest.raises(MismatchError) as ei:
+        assert_close(a, e, what="kernel out")
+    text = str(ei.value)
+    assert text.startswith("kernel out: 4 of 20 elements differ (20%")
+    assert "[1, 2]: 7.5 vs 0.0" in text and "worst absolute error: 7.5 at [1, 2]" in text
+    assert "NaN: 1 in actual only (first at [3, 4])" in text
+    assert "inf: 2 elements" in text and "(first at [0, 0])" in text
+    assert ei.value.report["mismatches"] == 4 and isinstance(ei.value, AssertionError)
+
+
+def test_integers_are_exact_and_nan_can_be_refused():
+    with pytest.raises(MismatchError, match=r"(?s)1 of 3 elements differ.*\[2\]: 4 vs 3"):
+        assert_close(np.int8([1, 2, 4]), np.int8([1, 2, 3]))
+    assert_close(np.int8([1, 2, 4]), np.int8([1, 2, 3]), atol=1)
+    assert_close(np.float32([np.nan]), np.float32([np.nan]))
+    with pytest.raises(MismatchError, match="NaN never matches"):
+        assert_close(np.float32([np.nan]), np.float32([np.nan]), equal_nan=False)
+    with pytest.raises(MismatchError, match="inf"):
+        assert_close(np.float32([np.inf]), np.float32([-np.inf]))
+    assert default_tolerance(pypto.float16) == {"ulp": 2, "rtol": 0.0, "atol": 0.0}
+
+
+def test_shapes_and_sides():
+    with pytest.raises(MismatchError, match=r"shapes differ: actual \(2,\), expected \(3,\)"):
+        assert_close(np.zeros(2), np.zeros(3))
+    pypto.finalize()
+    pypto.init()
+    t = pypto.Tensor(np.float32([1, 2, 3]))
+    assert_close(t, [1.0, 2.0, 3.0], dtype=pypto.float32)
+    assert_close(np.float32([1, 2, 3]), t)
+    pypto.finalize()
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch", reason="torch is optional: its tensors are accepted when installed")
+    assert_close(torch.tensor([1.0, 2.0]), np.float32([1, 2]))
+    with pytest.raises(MismatchError, match=r"\[1\]: 2.5 vs 2.0"):
+        assert_close(torch.tensor([1.0, 2.5]), np.float32([1, 2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False).filter(lambda v: abs(v) < 1e38),
+                min_size=1, max_size=20), st.integers(0, 6))
+def test_k_steps_up_is_k_ulp(values, k):
+    """k nextafter steps away is exactly k ULP: passes at ulp=k, fails at ulp=k-1."""
+    x = np.float32(values)
+    y = x.copy()
+    for _ in range(k):
+        y = np.nextafter(y, np.float32(np.inf))
+    assert_close(y, x, ulp=k)
+    if k:
+        with pytest.raises(MismatchError):
+            assert_close(y, x, ulp=k - 1)
+
+
+# -- the pytest plugin ------------------------------------------------------------------------------
+
+USER_TESTS = '''
+import numpy as np
+import pytest
+import pypto
+from pypto import pto
+from pypto.testing import assert_close
+
+@pypto.kernel
+def double(x, y):
+    t = pto.Tile(pto.Vec, pto.float32, (8, 64))
+    pto.TLOAD(t, x)
+    pto.TMULS(t, t, 2.0)
+    pto.TSTORE(y, t)
+
+def test_double(pypto_backend):
+    x = np.arange(512, dtype=np.float32).reshape(8, 64)
+    y = pypto.zeros((8, 64))
+    double(pypto.Tensor(x), y)
+    assert_close(y, x * 2)
+
+def test_planted_wrong_result(pypto_backend):
+    x = np.arange(512, dtype=np.float32).reshape(8, 64)
+    y = pypto.zeros((8, 64))
+    double(pypto.Tensor(x), y)
+    want = x * 2
+    want[5, 17] += 1
+    assert_close(y, want)
+
+@pytest.mark.pypto_npu
+def test_on_hardware():
+    pass
+'''
+
+
+def _pytest(tmp_path, *args) -> subprocess.CompletedProcess:
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                           str(tmp_path / "test_user.py"), *args],       # the plugin: its entry point
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_plugin_runs_a_users_tests_on_each_backend(tmp_path):
+    p = _pytest(tmp_path, "--pypto-backend", "sim,sim-eager")
+    out = p.stdout
+    assert "test_double[sim] PASSED" in out and "test_double[sim-eager] PASSED" in out, out[-3000:]
+    assert "test_planted_wrong_result[sim] FAILED" in out and "test_planted_wrong_result[sim-eager] FAILED" in out
+    assert "[5, 17]: 674.0 vs 675.0" in out           # the planted element: x[5, 17] = 5 * 64 + 17
+    assert "test_on_hardware SKIPPED" in out and "needs an Ascend NPU" in out
+    bad = _pytest(tmp_path, "--pypto-backend", "gpu")
+    assert bad.returncode != 0 and "not one of sim, sim-eager, npu, npu-cpusim" in bad.stderr
+
+
+@pytest.mark.skipif(unavailable_reason("npu-cpusim") is not None,
+                    reason=f"needs pto-isa's CPU backend: {unavailable_reason('npu-cpusim')}")
+def test_plugin_on_npu_cpusim(tmp_path):
+    p = _pytest(tmp_path, "--pypto-backend", "npu-cpusim", "--pypto-soc", "a5", "-k", "double")
+    assert "test_double[npu-cpusim] PASSED" in p.stdout, p.stdout[-3000:]
+
+
+def test_an_unavailable_backend_is_skipped_with_its_reason(tmp_path):
+    if unavailable_reason("npu") is None:
+        pytest.skip("this machine has an NPU: nothing to skip")
+    p = _pytest(tmp_path, "--pypto-backend", "npu", "-k", "double", "-rs")
+    assert "test_double[npu] SKIPPED" in p.stdout and "no usable npu backend here" in p.stdout

@@ -36,6 +36,9 @@ class Session:
 
 
 _session: Session | None = None
+# Called around every kernel launch when set (pypto.testing.golden records and replays through
+# it): hook(kernel_function, block_dim, args, launch) where launch() runs the launch.
+launch_hook = None
 
 
 def _choose_backend(name: str | None) -> str:

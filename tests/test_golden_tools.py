@@ -3,6 +3,7 @@ worked out here by hand, not by the code under test), and the pytest plugin run 
 file in a subprocess, on the simulator's two modes (and npu-cpusim where pto-isa is present)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -174,3 +175,87 @@ def test_an_unavailable_backend_is_skipped_with_its_reason(tmp_path):
         pytest.skip("this machine has an NPU: nothing to skip")
     p = _pytest(tmp_path, "--pypto-backend", "npu", "-k", "double", "-rs")
     assert "test_double[npu] SKIPPED" in p.stdout and "no usable npu backend here" in p.stdout
+
+
+# -- record and compare -------------------------------------------------------------------------------
+
+SCRIPT = '''
+import numpy as np
+import pypto
+from pypto import pto
+
+@pypto.kernel
+def scale(x, y):
+    t = pto.Tile(pto.Vec, pto.float32, (8, 64))
+    pto.TLOAD(t, x)
+    pto.TMULS(t, t, 3.0)
+    pto.TSTORE(y, t)
+
+pypto.init()
+x = np.arange(512, dtype=np.float32).reshape(8, 64)
+y = pypto.zeros((8, 64))
+scale(pypto.Tensor(x), y)
+add = pypto.load_insn("add")          # an Insn launches a library kernel: recorded too
+z = np.zeros((8, 64), np.float32)
+for i, v in enumerate((x, y.numpy(), z)):
+    add.set_operand(i, v)
+add.execute()
+'''
+
+
+def _golden(tmp_path, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "pypto", "golden", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_record_on_one_backend_compare_on_another(tmp_path):
+    (tmp_path / "user.py").write_text(SCRIPT)
+    p = _golden(tmp_path, "record", "user.py", "--backend", "sim", "--out", "bundle")
+    assert p.returncode == 0 and "recorded 2 launches" in p.stdout, p.stderr
+    m = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
+    assert [x["kernel"] for x in m["launches"]] == ["scale", "lib_tadd"]
+    assert m["backend"] == "sim" and len(m["launches"][0]["cpp_sha256"]) == 64
+    data = np.load(tmp_path / "bundle" / "launch_0000.npz")          # plain numpy files
+    x = np.arange(512, dtype=np.float32).reshape(8, 64)
+    np.testing.assert_array_equal(data["in_0"], x)
+    np.testing.assert_array_equal(data["out_1"], 3 * x)
+    q = _golden(tmp_path, "compare", "bundle", "--backend", "sim-eager")
+    assert q.returncode == 0 and "2 of 2 recorded launches replayed, 0 differ" in q.stdout, q.stdout + q.stderr
+    # a planted wrong recording (as if the other backend computed element [6, 9] wrongly)
+    bad = dict(data)
+    bad["out_1"] = data["out_1"].copy()
+    bad["out_1"][6, 9] += 1
+    np.savez(tmp_path / "bundle" / "launch_0000.npz", **bad)
+    r = _golden(tmp_path, "compare", "bundle", "--backend", "sim")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 differ" in r.stdout and "launch 0 (scale) argument 1" in r.stdout
+    assert "[6, 9]: 1179.0 vs 1180.0" in r.stdout             # 3 * (6 * 64 + 9) = 1179, recorded + 1
+
+
+def test_record_and_compare_from_python(tmp_path):
+    import pypto.testing as T
+    from pypto import pto
+    pypto.finalize()
+    pypto.init()
+
+    @pypto.kernel
+    def neg(x, y):
+        t = pto.Tile(pto.Vec, pto.float32, (8, 64))
+        pto.TLOAD(t, x)
+        pto.TNEG(t, t)
+        pto.TSTORE(y, t)
+
+    x = pypto.Tensor(np.ones((8, 64), np.float32))
+    y = pypto.zeros((8, 64))
+    with T.record(tmp_path / "b") as rec:
+        neg(x, y)
+    assert len(rec.launches) == 1
+    with T.compare(tmp_path / "b") as rep:
+        neg(x, y)
+    assert rep.ok and "1 of 1 recorded launches replayed, 0 differ" in rep.summary()
+    with T.compare(tmp_path / "b") as rep:
+        neg(x, y)
+        neg(x, y)                                                  # one launch too many
+    assert not rep.ok and "1 launches more than the bundle has" in rep.summary()
+    pypto.finalize()

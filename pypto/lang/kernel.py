@@ -99,6 +99,13 @@ class KernelFunction:
                               fix=f"call {self.name}[blocks]({', '.join(self._params)})")
         backend = runtime.current().backend
         args = tuple(py_scalar(a) for a in args)
+        hook = runtime.launch_hook
+        if hook is not None:
+            runtime.launch_hook = None            # the launch inside the hook is not hooked again
+            try:
+                return hook(self, block_dim, args, lambda: self._launch(block_dim, *args))
+            finally:
+                runtime.launch_hook = hook
         specs = self.signature(args)
         tensors = [a for a, s in zip(args, specs) if s[0] == "T"]
         buffers = [BufferArg(t._buf.addr, tuple(t.shape), t.dtype) for t in tensors]

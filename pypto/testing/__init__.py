@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..backends import is_available
 from .compare import MismatchError, assert_close, default_tolerance
+from .golden import compare, record
 
 
 def unavailable_reason(backend: str) -> str | None:
@@ -31,5 +32,5 @@ def finalize_quietly() -> None:
         pass
 
 
-__all__ = ["assert_close", "MismatchError", "default_tolerance", "unavailable_reason",
+__all__ = ["assert_close", "MismatchError", "default_tolerance", "record", "compare", "unavailable_reason",
            "requires_backend", "finalize_quietly"]

@@ -17,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto
+import pypto.testing
+from pypto import errors as E
 from pypto.testing import MismatchError, assert_close, default_tolerance, unavailable_reason
 
 REPO = Path(__file__).resolve().parent.parent
@@ -258,4 +260,65 @@ def test_record_and_compare_from_python(tmp_path):
         neg(x, y)
         neg(x, y)                                                  # one launch too many
     assert not rep.ok and "1 launches more than the bundle has" in rep.summary()
+    pypto.finalize()
+
+
+# -- pto-isa's golden files -------------------------------------------------------------------------
+
+def _add_case(dirname, dtype, shape, valid):
+    """A case directory laid out as pto-isa's gen_data.py lays it out (written here by hand)."""
+    dirname.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(1, 10, shape).astype(dtype) for _ in range(2))
+    golden = np.zeros(shape, dtype)
+    golden[:valid[0], :valid[1]] = (a + b)[:valid[0], :valid[1]]
+    a.tofile(dirname / "input1.bin")
+    b.tofile(dirname / "input2.bin")
+    golden.tofile(dirname / "golden.bin")
+    return a, b
+
+
+def test_a_pto_isa_case_checks_a_pypto_kernel(tmp_path):
+    case = tmp_path / "TADDTest.case_half_16x256_16x256_16x200"
+    a, b = _add_case(case, np.float16, (16, 256), (16, 200))
+    c = pypto.testing.read_case(case)
+    assert c.dtype is pypto.float16 and c.shapes == [(16, 256), (16, 256), (16, 200)]
+    np.testing.assert_array_equal(c.inputs[0], a)
+    pypto.finalize()
+    pypto.init()
+    out = np.zeros((16, 256), np.float16)
+    add = pypto.load_insn("add")
+    for i, x in enumerate((*c.inputs, out)):
+        add.set_operand(i, x)
+    add.execute()
+    c.check(out)                                   # outside the valid region the golden is 0
+    out[3, 7] += 1
+    with pytest.raises(MismatchError, match=r"TADDTest.case_half_16x256_16x256_16x200: 1 of 3200"):
+        c.check(out)
+    pypto.finalize()
+    with pytest.raises(E.ConfigError, match="no element type"):
+        _add_case(tmp_path / "mycase", np.int32, (4, 8), (4, 8))
+        pypto.testing.read_case(tmp_path / "mycase")
+    assert pypto.testing.read_case(tmp_path / "mycase", dtype=pypto.int32, shape=(4, 8)).golden.shape == (4, 8)
+
+
+@pytest.mark.skipif(not os.environ.get("PTO_ISA_ROOT"), reason="needs a pto-isa checkout (PTO_ISA_ROOT)")
+def test_pto_isas_own_tadd_cases(tmp_path):
+    """pto-isa's tadd gen_data.py, run in a scratch directory, read and checked against load_insn."""
+    gen = Path(os.environ["PTO_ISA_ROOT"]) / "tests" / "cpu" / "st" / "testcase" / "tadd" / "gen_data.py"
+    if not gen.exists():
+        pytest.skip(f"{gen} is not in this pto-isa checkout")
+    subprocess.run([sys.executable, str(gen)], cwd=tmp_path, check=True, capture_output=True)
+    cases = sorted(d for d in tmp_path.iterdir() if d.is_dir())
+    assert cases
+    pypto.finalize()
+    pypto.init()
+    for d in cases:
+        c = pypto.testing.read_case(d)
+        out = np.zeros_like(c.golden)
+        add = pypto.load_insn("add")
+        for i, x in enumerate((*c.inputs, out)):
+            add.set_operand(i, x)
+        add.execute()
+        c.check(out)
     pypto.finalize()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..backends import is_available
 from .compare import MismatchError, assert_close, default_tolerance
 from .golden import compare, record
+from .ptoisa import PtoIsaCase, read_case
 
 
 def unavailable_reason(backend: str) -> str | None:
@@ -32,5 +33,6 @@ def finalize_quietly() -> None:
         pass
 
 
-__all__ = ["assert_close", "MismatchError", "default_tolerance", "record", "compare", "unavailable_reason",
+__all__ = ["assert_close", "MismatchError", "default_tolerance", "record", "compare", "read_case",
+           "PtoIsaCase", "unavailable_reason",
            "requires_backend", "finalize_quietly"]

@@ -344,7 +344,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pypto", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-V", "--version", action="version", version=f"pypto {pypto.__version__}")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{info,doctor,cpp,codegen,golden}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{info,doctor,cpp,codegen,golden,conformance}")
     sub.add_parser("info", help="versions, PYPTO_* settings, kernel cache, SoC profiles, instructions",
                    description="Show versions (pypto, Python, numpy, numba, ml_dtypes), the kernel "
                                "cache directory, the PYPTO_* environment settings (set or default), "
@@ -371,6 +371,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="a mode parameter of --insn (e.g. rmode=CAST_RINT); repeatable")
     cpp.add_argument("--soc", default=None, help="SoC profile: a2a3 (default) or a5")
     cpp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    sub.add_parser("conformance", help="run the conformance suite on a backend / SoC / shard and "
+                                       "write Markdown, HTML and JUnit reports", add_help=False)
     sub.add_parser("golden", help="record a script's launches into a bundle / compare on another "
                                   "backend (pypto golden record|compare --help)", add_help=False)
     sub.add_parser("codegen", help="IDL file -> <stem>_pypto.cpp (same as python -m pto.codegen)",
@@ -389,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["golden"]:               # record / compare: pypto/testing/golden.py
         from pypto.testing.golden import main as golden
         return golden(argv[1:])
+    if argv[:1] == ["conformance"]:          # the suite and its reports: pypto/testing/conformance.py
+        from pypto.testing.conformance import main as conformance
+        return conformance(argv[1:])
     ns = _parser().parse_args(argv)
     try:
         if ns.cmd == "info":

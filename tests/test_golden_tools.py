@@ -322,3 +322,46 @@ def test_pto_isas_own_tadd_cases(tmp_path):
         add.execute()
         c.check(out)
     pypto.finalize()
+
+
+# -- pypto conformance ----------------------------------------------------------------------------
+
+def test_conformance_shards_cover_the_suite_once_and_merge(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pypto", "conformance", *a], cwd=tmp_path,  # noqa: E731
+                                    env=env, capture_output=True, text=True, timeout=900)
+    whole = run("--soc", "a5", "-k", "test_binary and TADD", "--out", "all")
+    parts = [run("--soc", "a5", "-k", "test_binary and TADD", "--shard", f"{k}/3", "--out", f"p{k}")
+             for k in (1, 2, 3)]
+    assert whole.returncode == 0 and all(p.returncode == 0 for p in parts), whole.stdout[-2000:]
+    ids = lambda d: sorted(r["nodeid"] for r in json.loads((tmp_path / d / "results.json").read_text())["results"])  # noqa: E731
+    assert sorted(sum((ids(f"p{k}") for k in (1, 2, 3)), [])) == ids("all") and ids("all")
+    assert all("a2a3" not in i for i in ids("all"))                       # --soc a5 only
+    m = run("merge", "p1", "p2", "p3", "--out", "merged")
+    assert m.returncode == 0 and "merged 3 parts" in m.stdout
+    md = (tmp_path / "merged" / "report.md").read_text()
+    assert "shards 1/3, 2/3, 3/3" in md and "| TADD | f32 | sim-compiled | " in md
+    junit = (tmp_path / "merged" / "junit.xml").read_text()
+    assert junit.count("<testcase ") == len(ids("all"))
+    page = (tmp_path / "merged" / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "<table>" in page and page.count('<tr class="pass">') >= 1
+
+
+def test_conformance_report_rows():
+    from pypto.testing.conformance import markdown, page, summarise
+    results = [
+        {"nodeid": "conformance/test_arith.py::test_binary[npu-cpusim-a2a3-TMAX-f32]", "outcome": "xfailed",
+         "message": "pto-isa's CPU TMAX/TMIN use std::max", "when": "call", "duration": 0},
+        {"nodeid": "conformance/test_arith.py::test_binary[sim-eager-a5-TADD-i16]", "outcome": "failed",
+         "message": "MismatchError: 1 of 64 elements differ", "when": "call", "duration": 0},
+        {"nodeid": "conformance/test_arith.py::test_binary[sim-eager-a5-TADD-i16]", "outcome": "passed",
+         "message": "", "when": "call", "duration": 0}]
+    rows = summarise(results)
+    assert [(r["instruction"], r["dtype"], r["backend"]) for r in rows] == \
+        [("TADD", "i16", "sim-eager"), ("TMAX", "f32", "npu-cpusim")]
+    assert rows[0]["failed"] == 1 and rows[0]["passed"] == 1 and "1 of 64" in rows[0]["first"]
+    assert rows[1]["xfailed"] == 1 and "std::max" in rows[1]["first"]
+    text = markdown(rows, {"backend": "npu-cpusim", "soc": None, "pypto": "x"})
+    assert "1 passed, 1 failed, 0 skipped, 1 xfailed" in text
+    html = page(rows, {"backend": "npu-cpusim"})
+    assert '<tr class="fail">' in html and '<tr class="dev">' in html

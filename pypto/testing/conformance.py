@@ -162,6 +162,7 @@ def main(argv: list[str], prog: str = "pypto conformance") -> int:
     ap.add_argument("--shard", type=_shard, help="run part K of N (K/N)")
     ap.add_argument("--out", default="conformance-report")
     ap.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
+    ap.add_argument("--files", nargs="+", help="only these files of the suite (default: all of it)")
     ns, rest = ap.parse_known_args(argv)
     if ns.cmd == "merge":
         return _merge([Path(p) for p in ns.parts], Path(ns.out))
@@ -173,7 +174,8 @@ def main(argv: list[str], prog: str = "pypto conformance") -> int:
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     col = Collector(ns.soc, ns.shard)
-    args = [str(SUITE), "-q", "-p", "no:cacheprovider", f"--backend={ns.backend}",
+    where = [str(SUITE / f) for f in ns.files] if ns.files else [str(SUITE)]
+    args = [*where, "-q", "-p", "no:cacheprovider", f"--backend={ns.backend}",
             f"--junitxml={out / 'junit.xml'}", *(["-k", ns.keyword] if ns.keyword else []), *rest]
     code = pytest.main(args, plugins=[col])
     meta = {"backend": ns.backend, "soc": ns.soc, "pypto": pypto.__version__,

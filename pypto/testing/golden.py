@@ -6,7 +6,8 @@ launch the kernel, its source, the block count, its arguments and the sha256 of 
 and ``launch_NNNN.npz`` (each tensor argument before the launch, ``in_K``, and after it,
 ``out_K``; bfloat16 and fp8 arrays are stored as their bits, the manifest names their dtype).
 
-Replaying runs the same program again (``pypto golden compare`` re-runs the recorded script): the
+Replaying runs the same program again (``pypto golden compare`` re-runs the bundle's copy of the
+recorded script, or ``--script`` when it imports modules of its own): the
 K-th launch gets exactly the recorded inputs copied into its tensors, so a difference upstream
 does not spread, and each tensor afterwards is compared with the recorded one by
 ``assert_close``. Every ``load_insn`` and custom instruction launches kernels, so they are
@@ -19,6 +20,7 @@ import hashlib
 import json
 import os
 import runpy
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,6 +33,7 @@ from ..errors import ConfigError, PtoError
 from .compare import MismatchError, assert_close
 
 FORMAT = 1
+SCRIPT = "script.py"           # the recorded script, copied into the bundle
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -227,6 +230,7 @@ def main(argv: list[str], prog: str = "pypto golden") -> int:
     r.add_argument("args", nargs="*", help="the script's own arguments (after -- if they look like options)")
     c = sub.add_parser("compare", help="re-run a bundle's script on another backend and compare")
     c.add_argument("bundle")
+    c.add_argument("--script", help="run this script instead of the bundle's copy of the recorded one")
     for p in (r, c):
         p.add_argument("--backend", choices=("sim", "sim-eager", "npu", "npu-cpusim"))
         p.add_argument("--soc", choices=("a2a3", "a5"))
@@ -238,13 +242,16 @@ def main(argv: list[str], prog: str = "pypto golden") -> int:
     try:
         if ns.cmd == "record":
             rest = [a for a in ns.args if a != "--"]
-            with record(ns.out, script=str(Path(ns.script).resolve()), script_args=rest) as rec:
+            Path(ns.out).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ns.script, Path(ns.out) / SCRIPT)      # compare runs this copy
+            with record(ns.out, script=SCRIPT, script_args=rest) as rec:
                 _run_script(ns.script, rest)
             print(f"recorded {len(rec.launches)} launches into {ns.out}")
             return 0
         m = load_manifest(Path(ns.bundle))
+        script = ns.script or str(Path(ns.bundle) / m["script"])
         with compare(ns.bundle, ulp=ns.ulp, rtol=ns.rtol, atol=ns.atol) as rep:
-            _run_script(m["script"], m.get("script_args", []))
+            _run_script(script, m.get("script_args", []))
         print(rep.summary())
         return 0 if rep.ok else 1
     except PtoError as e:

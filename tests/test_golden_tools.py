@@ -218,6 +218,8 @@ def test_record_on_one_backend_compare_on_another(tmp_path):
     m = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
     assert [x["kernel"] for x in m["launches"]] == ["scale", "lib_tadd"]
     assert m["backend"] == "sim" and len(m["launches"][0]["cpp_sha256"]) == 64
+    cpp = tmp_path / "bundle" / "kernels" / f"scale_{m['launches'][0]['cpp_sha256'][:12]}.cpp"
+    assert "TMULS(" in cpp.read_text()
     data = np.load(tmp_path / "bundle" / "launch_0000.npz")          # plain numpy files
     x = np.arange(512, dtype=np.float32).reshape(8, 64)
     np.testing.assert_array_equal(data["in_0"], x)

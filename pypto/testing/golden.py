@@ -2,8 +2,8 @@
 launches on another and compare, launch by launch.
 
 A bundle is plain files: ``manifest.json`` (pypto's version, the backend, SoC and script, and per
-launch the kernel, its source, the block count, its arguments and the sha256 of its emitted C++)
-and ``launch_NNNN.npz`` (each tensor argument before the launch, ``in_K``, and after it,
+launch the kernel, its source, the block count, its arguments and the sha256 of its emitted C++),
+``kernels/<name>_<sha>.cpp`` (that C++), ``script.py`` and ``launch_NNNN.npz`` (each tensor argument before the launch, ``in_K``, and after it,
 ``out_K``; bfloat16 and fp8 arrays are stored as their bits, the manifest names their dtype).
 
 Replaying runs the same program again (``pypto golden compare`` re-runs the bundle's copy of the
@@ -74,7 +74,10 @@ class Recorder:
         try:
             key = (kern.name, kern.signature(args))
             if key not in self._hashes:
-                self._hashes[key] = hashlib.sha256(kern.cpp(*args).encode()).hexdigest()
+                cpp = kern.cpp(*args)
+                digest = self._hashes[key] = hashlib.sha256(cpp.encode()).hexdigest()
+                (self.out / "kernels").mkdir(exist_ok=True)
+                (self.out / "kernels" / f"{kern.name}_{digest[:12]}.cpp").write_text(cpp)
             return self._hashes[key]
         except PtoError:
             return None

@@ -804,3 +804,48 @@ def test_inserted_flags_and_events_build_as_cpp():
         want = (ins[0] + ins[1]) * (0.5 if fn is ok_auto_vector else 1)
         np.testing.assert_allclose(args[2].numpy(), want, rtol=1e-6)
     pypto.finalize()
+
+
+def _flag_pairs(body, out):
+    """(statement list, index) of each set_flag directly followed by its wait_flag."""
+    from pypto.ir.nodes import For, Sync
+    for i, s in enumerate(body):
+        if isinstance(s, For):
+            _flag_pairs(s.body, out)
+        elif isinstance(s, Sync) and s.kind == "set_flag" and i + 1 < len(body):
+            n = body[i + 1]
+            if isinstance(n, Sync) and n.kind == "wait_flag" and (n.src, n.dst, n.event) == (s.src, s.dst, s.event):
+                out.append((body, i))
+    return out
+
+
+def test_removing_any_flag_pair_of_a_correct_kernel_is_caught():
+    """Mutation test of the checker: drop each set/wait pair of correct manual kernels in turn;
+    every mutant must have an error. (The GEMM's last per-tile "L1 buffer free" pair is dropped
+    safely: the next tile's priming set_flag on the same pipes orders the same work, so it is
+    left out here.)"""
+    from pypto.ir import hazards
+    pypto.finalize()
+    pypto.init()
+    soc = pypto.runtime.current().soc
+    x = pypto.Tensor(np.ones((300, 100), np.float32))
+    a, b = pypto.Tensor(np.ones((200, 300), np.float16)), pypto.Tensor(np.ones((300, 150), np.float16))
+    cases = [(add_rows, (x, x, pypto.zeros((300, 100)))), (softmax_rows, (x, pypto.zeros((300, 100)))),
+             (pypto.kernel(ok_double_buffered), _args(w_no_mte2_v)),
+             (pypto.kernel(ok_runtime_loop_pingpong), _args(w_no_mte2_v)),
+             (gemm, (a, b, pypto.zeros((200, 150))))]
+    mutants = skipped = 0
+    for kern, args in cases:
+        k = kern.trace_for(kern.signature(tuple(args)), soc)
+        for body, i in _flag_pairs(k.body, []):
+            pair = body[i:i + 2]
+            del body[i:i + 2]
+            found = [f for f in hazards.check(k, soc) if f.severity == "error"]
+            body[i:i] = pair
+            if not found and kern is gemm and (pair[0].src, pair[0].dst) == ("MTE1", "MTE2"):
+                skipped += 1                               # the redundant pair described above
+                continue
+            assert found, (kern.name, pair[0].src, pair[0].dst, pair[0].site)
+            mutants += 1
+    assert mutants >= 25 and skipped <= 1
+    pypto.finalize()

@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/softmax.py
 	$(PY) benchmarks/gemm.py
 	$(PY) benchmarks/checks_cost.py
+	$(PY) benchmarks/goals.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -69,6 +69,8 @@ def test_integers_are_exact_and_nan_can_be_refused():
     with pytest.raises(MismatchError, match=r"(?s)1 of 3 elements differ.*\[2\]: 4 vs 3"):
         assert_close(np.int8([1, 2, 4]), np.int8([1, 2, 3]))
     assert_close(np.int8([1, 2, 4]), np.int8([1, 2, 3]), atol=1)
+    with pytest.raises(MismatchError, match=r"\[1\]: 2 vs 2.5"):     # not truncated to 2
+        assert_close(np.int32([1, 2]), [1.0, 2.5])
     assert_close(np.float32([np.nan]), np.float32([np.nan]))
     with pytest.raises(MismatchError, match="NaN never matches"):
         assert_close(np.float32([np.nan]), np.float32([np.nan]), equal_nan=False)

@@ -100,8 +100,11 @@ def _ordered(x: np.ndarray, dt: np.dtype) -> np.ndarray:
 def _compare(a: np.ndarray, e: np.ndarray, dt: np.dtype, tol: dict, equal_nan: bool) -> dict:
     n = a.size
     if dt.kind in "iub":
-        av, ev = a.astype(np.int64) if dt.kind != "u" else a.astype(np.uint64), \
-            e.astype(np.int64) if dt.kind != "u" else e.astype(np.uint64)
+        if "f" in (a.dtype.kind, e.dtype.kind):      # a float side: 2.5 is not the integer 2
+            av, ev = a.astype(np.float64), e.astype(np.float64)
+        else:
+            wide = np.uint64 if np.dtype(np.uint64) in (a.dtype, e.dtype) else np.int64
+            av, ev = a.astype(wide), e.astype(wide)
         diff = np.abs(av.astype(np.float64) - ev.astype(np.float64))
         ok = (av == ev) | (diff <= tol["atol"])
         return _report(a, e, ok, diff, diff / np.maximum(np.abs(ev.astype(np.float64)), 1), None, n, dt)

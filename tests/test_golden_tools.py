@@ -80,6 +80,8 @@ def test_integers_are_exact_and_nan_can_be_refused():
 
 
 def test_shapes_and_sides():
+    with pytest.raises(MismatchError, match="not real numbers"):
+        assert_close(np.complex64([1 + 2j]), np.complex64([1 + 2j]))
     with pytest.raises(MismatchError, match=r"shapes differ: actual \(2,\), expected \(3,\)"):
         assert_close(np.zeros(2), np.zeros(3))
     pypto.finalize()

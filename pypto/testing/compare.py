@@ -41,6 +41,10 @@ def assert_close(actual: Any, expected: Any, *, dtype: Any = None, ulp: int | No
     (default: the actual side's). Either side may be a numpy array or scalar, a pypto.Tensor, a
     torch tensor or a nested list. Returns the report (element count, worst errors) on success."""
     a, e = _array(actual, "actual"), _array(expected, "expected")
+    if "c" in (a.dtype.kind, e.dtype.kind) or "O" in (a.dtype.kind, e.dtype.kind):
+        raise MismatchError(f"{what or 'assert_close'}: {a.dtype} vs {e.dtype}: not real numbers",
+                            rule="assert_close compares real numbers element by element",
+                            fix="compare the real and imaginary parts (or the fields) separately")
     dt = _dtype(dtype if dtype is not None else a.dtype)
     if a.shape != e.shape:
         raise MismatchError(f"{what or 'assert_close'}: shapes differ: actual {a.shape}, expected {e.shape}",

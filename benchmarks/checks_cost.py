@@ -56,8 +56,7 @@ def _gemm(size: int, checks: str, repeat: int) -> tuple[float, float]:
     if not err < 1e-2:
         raise AssertionError(f"matmul differs from numpy by {err}")
     kern, _, args = mm.launch_args()
-    soc = pypto.runtime.current().soc
-    k = kern.trace_for(kern.signature(tuple(args)), soc)
+    k, soc = kern.traced(*args), pypto.runtime.current().soc
     once = best_of(repeat, lambda: hazards.check(k, soc))
     t = best_of(repeat, mm.execute)
     pypto.finalize()

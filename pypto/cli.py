@@ -344,7 +344,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pypto", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-V", "--version", action="version", version=f"pypto {pypto.__version__}")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{info,doctor,cpp,codegen,golden,conformance}")
+    sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("info", help="versions, PYPTO_* settings, kernel cache, SoC profiles, instructions",
                    description="Show versions (pypto, Python, numpy, numba, ml_dtypes), the kernel "
                                "cache directory, the PYPTO_* environment settings (set or default), "
@@ -377,7 +377,7 @@ def _parser() -> argparse.ArgumentParser:
                                   "backend (pypto golden record|compare --help)", add_help=False)
     sub.add_parser("codegen", help="IDL file -> <stem>_pypto.cpp (same as python -m pto.codegen)",
                    description="pypto codegen --idl FILE.idl [--output_dir DIR] [--target pypto|npu]")
-    sub.metavar = "{info,doctor,cpp,codegen}"
+    sub.metavar = "{info,doctor,cpp,codegen,golden,conformance}"
     return ap
 
 

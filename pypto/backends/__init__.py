@@ -52,5 +52,4 @@ def can_build(kind: str) -> bool:
     """Whether build_cpp(kind=...) has its compiler and headers here."""
     from .npu.toolchain import discover_cached
     tc = discover_cached()
-    return tc.bisheng is not None and tc.pto_isa_include is not None if kind == "npu" else \
-        tc.cxx is not None and tc.pto_isa_include is not None
+    return tc.compiler(kind) is not None and tc.pto_isa_include is not None

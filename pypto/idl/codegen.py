@@ -247,8 +247,7 @@ def device_kernels(module: A.Module, soc: str | None = None, dims: dict[str, int
                 insn.set_operand(i, t)
 
             def show(kern, args):
-                k = kern.trace_for(kern.signature(tuple(args)), sess.soc)
-                return kern.name, core_kind(k), kern.cpp(*args)
+                return kern.name, core_kind(kern.traced(*args)), kern.cpp(*args)
             for title, (name, core, cpp) in insn.kernels(show):
                 out.append(DeviceKernel(len(out) + 1, op.name, title, name, core, cpp))
     finally:

@@ -74,7 +74,7 @@ class Fused:
 
     def reduces(self) -> bool:
         """Whether a step reduces rows (it then needs whole rows in UB: no library fallback)."""
-        return any(o.name == "tmp" for s in self.steps for o in isa.lookup(s.insn).operands)
+        return any(_scratch(s.insn) for s in self.steps)
 
     def widest(self, env: dict, soc) -> int:
         """The widest row (elements) whose tiles fit UB, other sizes as in env."""
@@ -125,6 +125,11 @@ def _vector(step, values) -> bool:
     dst = values[step.dst].shape
     return not any(len(values[i].shape) == 2 and len(dst) == 2 and dst[0] == 1 and values[i].shape[0] != 1
                    for i in step.srcs)
+
+
+def _scratch(insn: str) -> bool:
+    """Whether the instruction takes a scratch tile (a row reduction's ``tmp``)."""
+    return any(o.name == "tmp" for o in isa.lookup(insn).operands)
 
 
 def _kind(shape: tuple, full: tuple) -> str | None:
@@ -189,15 +194,13 @@ def _fit(run: list, values, later: set[int], plan_outputs: set[int], name: str, 
         take(v)
     scratch = []
     for k, s in enumerate(run):
-        spec = isa.lookup(s.insn)
-        if "dst" in registry.separate(spec.name, values[s.dst].dtype, soc) or \
-                any(o.name == "tmp" for o in spec.operands):
+        if _scratch(s.insn) or "dst" in registry.separate(isa.lookup(s.insn).name, values[s.dst].dtype, soc):
             take(s.dst)                # a reduction, or dst must not share its sources' storage
             release(k, s)
         else:
             release(k, s)              # in place where the instruction allows it
             take(s.dst)
-        if any(o.name == "tmp" for o in isa.lookup(s.insn).operands):
+        if _scratch(s.insn):
             dt = values[s.srcs[0]].dtype
             if dt not in scratch:
                 scratch.append(dt)
@@ -264,13 +267,10 @@ def kernel_for(f: Fused, sizes: tuple):
 def _build(f: Fused, sizes: tuple):
     from ..lang import pto
     from ..lang.kernel import kernel
+    from ..library.kernels import handoff
     r, w = sizes
     ntensors = len(f.inputs) + len(f.outputs)
     ref = next(v for v in f.inputs + f.outputs if f.kinds[v] == "full")
-
-    def handoff(src: str, dst: str) -> None:
-        pto.set_flag(src, dst, pto.EVENT_ID0)
-        pto.wait_flag(src, dst, pto.EVENT_ID0)
 
     def body(args: tuple) -> None:
         gm = dict(zip(f.inputs + f.outputs, args[:ntensors]))

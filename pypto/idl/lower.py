@@ -319,7 +319,6 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any, Any
     it); every other temporary is freed here, also when a step fails. With ``show`` nothing
     runs: returns [(title, show(kernel, launch args))], one per kernel the plan launches."""
     from .. import runtime
-    from .fuse import Fused
     soc = runtime.current().soc
     held: dict[int, Any] = {i: tensors[v.name] for i, v in enumerate(plan.values)
                             if v.name is not None and v.name in tensors}
@@ -333,24 +332,11 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any, Any
         return t
 
     try:
-        for seg in plan.segments or plan.steps:
-            sizes = seg.sizes(env, soc) if isinstance(seg, Fused) else None
-            if isinstance(seg, Fused) and sizes is not None:
-                kern, blocks, args = _fused_launch(plan, seg, sizes, held, new, env, soc)
-                title = seg.text(plan.vname) + f" (tiles {sizes[0]} x {sizes[1]}, {blocks} blocks)"
-                if show is not None:
-                    shown.append((title, show(kern, args)))
-                else:
-                    kern[blocks](*args)
-                continue
-            if isinstance(seg, Fused) and seg.reduces():
-                raise _too_wide(plan, seg, env, soc)
-            for s in (seg.steps if isinstance(seg, Fused) else [seg]):
-                kern, blocks, args = _library_launch(plan, s, held, new, env)
-                if show is not None:
-                    shown.append((f"library {plan.step_text(s)}", show(kern, args)))
-                else:
-                    kern[blocks](*args)
+        for title, kern, blocks, args in _launches(plan, held, new, env, soc):
+            if show is not None:
+                shown.append((title, show(kern, args)))
+            else:
+                kern[blocks](*args)
         if show is not None:
             return shown
         result = {name: held[v] for name, v in plan.outputs.items()}
@@ -360,6 +346,22 @@ def run(plan: Plan, tensors: dict[str, Any], env: dict, show: Callable[[Any, Any
         for t in made:
             if id(t) not in keep and not t.is_freed:
                 t.free()
+
+
+def _launches(plan: Plan, held: dict, new, env: dict, soc):
+    """(title, kernel, blocks, args) of each kernel the plan launches, in order: a fused kernel
+    when its tiles fit UB, else its steps as library kernels (a row reduction cannot be split)."""
+    from .fuse import Fused
+    for seg in plan.segments or plan.steps:
+        sizes = seg.sizes(env, soc) if isinstance(seg, Fused) else None
+        if sizes is not None:
+            kern, blocks, args = _fused_launch(plan, seg, sizes, held, new, env, soc)
+            yield seg.text(plan.vname) + f" (tiles {sizes[0]} x {sizes[1]}, {blocks} blocks)", kern, blocks, args
+            continue
+        if isinstance(seg, Fused) and seg.reduces():
+            raise _too_wide(plan, seg, env, soc)
+        for s in (seg.steps if isinstance(seg, Fused) else [seg]):
+            yield (f"library {plan.step_text(s)}", *_library_launch(plan, s, held, new, env))
 
 
 def _too_wide(plan: Plan, f, env: dict, soc):

@@ -53,8 +53,7 @@ def insert(k: Kernel, soc) -> None:
             if f.kind == "barrier":
                 if id(f.second) not in barriers:
                     barriers.add(id(f.second))
-                    body, i = _place(k.body, f.second)
-                    body.insert(i, Sync("pipe_barrier", "V", None, None, auto=True))
+                    _barrier(k, f.second)
                 continue
             src, dst = f.pipes
             if any(q == src and p == dst and a >= f.at[0] and c <= f.at[1] for q, p, a, c in done):
@@ -83,8 +82,14 @@ def _prune(k: Kernel, soc, pairs: list) -> None:
 
 def _ordering(found: list) -> list:
     """The findings a flag or a barrier fixes."""
-    return [f for f in found if f.kind in ("raw", "war", "waw", "barrier")
+    return [f for f in found if (f.kind in ORDERING or f.kind == "barrier")
             and f.first is not None and f.second is not None]
+
+
+def _barrier(k: Kernel, before: Stmt) -> None:
+    """pipe_barrier(PIPE_V) right before ``before``."""
+    body, i = _place(k.body, before)
+    body.insert(i, Sync("pipe_barrier", "V", None, None, auto=True))
 
 
 def _insert_exact(k: Kernel, soc) -> None:
@@ -94,8 +99,7 @@ def _insert_exact(k: Kernel, soc) -> None:
             return
         f = todo[0]
         if f.kind == "barrier":
-            body, i = _place(k.body, f.second)
-            body.insert(i, Sync("pipe_barrier", "V", None, None, auto=True))
+            _barrier(k, f.second)
             continue
         for ev in range(hazards.EVENT_IDS):      # the first id whose flags stay balanced
             made = _flag(k, f.first, f.second, *f.pipes, ev)

@@ -177,10 +177,14 @@ class _Spans:
 
 @dataclass
 class Checker:
-    """The state of one block's stream: feed statements in program order, then ``end()``."""
+    """The state of one block's stream: feed statements in program order, then ``end()``.
+    ``stop_at_error``: keep only the first error and stop following the stream there (a run that
+    raises it, or never raises because the kernel turns out to be in auto mode, needs no more)."""
     soc: object
     strict: bool = False
+    stop_at_error: bool = False
     findings: list[Finding] = field(default_factory=list)
+    first_error: Finding | None = None
 
     def __post_init__(self):
         self.clock = {p: dict.fromkeys(PIPES, 0) for p in PIPES}
@@ -198,6 +202,8 @@ class Checker:
 
     # -- the stream ----------------------------------------------------------------------------
     def feed(self, s: Stmt, iters: tuple = ()) -> None:
+        if self.stop_at_error and self.first_error is not None:
+            return
         if isinstance(s, InstrNode):
             self._instr(s, iters)
         elif isinstance(s, Sync):
@@ -209,6 +215,8 @@ class Checker:
 
     def end(self) -> None:
         """The kernel ends: every flag still set is a finding."""
+        if self.stop_at_error and self.first_error is not None:
+            return
         for (src, dst, ev), (_, site) in sorted(self.flags.items(), key=lambda kv: str(kv[0])):
             self._report(Finding(
                 "left-set", "error",
@@ -448,6 +456,8 @@ class Checker:
         if key not in self._seen:
             self._seen.add(key)
             self.findings.append(f)
+            if f.severity == "error" and self.first_error is None:
+                self.first_error = f
 
 
 def _static(region) -> tuple | None:

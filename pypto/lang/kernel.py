@@ -249,29 +249,29 @@ class KernelFunction:
                    source=f"{os.path.basename(inspect.getsourcefile(self.fn) or '?')}:{self.fn.__qualname__}")
         return passes.run(k, soc)
 
+    def traced(self, *args: Any):
+        """The kernel's IR for these arguments on the session's SoC (traced once per signature),
+        after the passes: placed, checked, annotated, auto mode's flags inserted."""
+        args = tuple(py_scalar(a) for a in args)
+        return self.trace_for(self.signature(args), runtime.current().soc)
+
     def ir(self, *args: Any) -> str:
         """The kernel as readable PTO-style text (with each instruction's pipe), traced for these
         arguments. Works for every instruction of the table, simulated or not."""
-        soc = runtime.current().soc
-        args = tuple(py_scalar(a) for a in args)
-        return print_kernel(self.trace_for(self.signature(args), soc))
+        return print_kernel(self.traced(*args))
 
     def cpp(self, *args: Any, guards: bool = True) -> str:
         """The kernel as PTO C++ (what the npu and npu-cpusim backends build), traced for these
         arguments and the session's SoC: a readable, self-contained translation unit.
         guards=False leaves out pypto's run-time checks (PYPTO_GUARD lines) for reading."""
         from ..backends import emit_cpp
-        soc = runtime.current().soc
-        args = tuple(py_scalar(a) for a in args)
-        return emit_cpp(self.trace_for(self.signature(args), soc), soc, guards=guards)
+        return emit_cpp(self.traced(*args), runtime.current().soc, guards=guards)
 
     def check(self, *args: Any, strict: bool = False) -> list:
         """Every finding of the manual-mode checker for these arguments (nothing runs): a list of
         pypto.ir.hazards.Finding (kind, severity, message, fix, the two statements and their
         lines). strict=True grades reads of never-written bytes as errors."""
-        soc = runtime.current().soc
-        args = tuple(py_scalar(a) for a in args)
-        return hazards.check(self.trace_for(self.signature(args), soc), soc, strict)
+        return hazards.check(self.traced(*args), runtime.current().soc, strict)
 
     def __repr__(self) -> str:
         return f"<pypto.kernel {self.name}{'(dynamic shapes)' if self.dynamic_shapes else ''}>"

@@ -17,7 +17,7 @@ from ..errors import DTypeError
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
-from .kernels import (TILE_BYTES, _elementwise_blocks, _handoff, _same, _walk, _x, elementwise_chunks,
+from .kernels import (TILE_BYTES, _elementwise_blocks, handoff, _same, _walk, _x, elementwise_chunks,
                       launch_dims)
 
 
@@ -48,7 +48,7 @@ def _to(name: str, form: str, params: tuple) -> KernelFunction:
                 t.set_valid(1, w)
                 pto.TLOAD(t, src[off:off + w])
             d.set_valid(1, w)
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             if form == "unary_to":
                 op(d, a, **kw)
             elif form == "binary_to":
@@ -57,9 +57,9 @@ def _to(name: str, form: str, params: tuple) -> KernelFunction:
                 op(d, a, b, tmp, **kw)
             else:
                 op(d, a, y, **kw)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     if n_in == 1 and form == "unary_to":
         def fn(x, z):
@@ -82,9 +82,9 @@ def _fill(name: str, params: tuple) -> KernelFunction:
         for off, w in _walk(n, cols):
             d.set_valid(1, w)
             op(d, s)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_V)          # d is free again for the next chunk
+            handoff(pto.PIPE_MTE3, pto.PIPE_V)          # d is free again for the next chunk
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)

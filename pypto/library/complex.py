@@ -25,15 +25,10 @@ from ..lang import builder as _B
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
-from .kernels import ROWS, TILE_BYTES, launch_dims
+from .kernels import ROWS, TILE_BYTES, handoff, launch_dims
 
 SORT_WIDTH = 512                    # widest row load_insn("sort") takes
 _BLOCK = 32
-
-
-def _handoff(src: str, dst: str) -> None:
-    pto.set_flag(src, dst, pto.EVENT_ID0)
-    pto.wait_flag(src, dst, pto.EVENT_ID0)
 
 
 def _clamp(x, lo, hi):
@@ -102,11 +97,11 @@ def _sort_kernel() -> KernelFunction:
 
         idx.set_valid(1, cols)
         pto.TCI(idx, 0)
-        _handoff(pto.PIPE_S, pto.PIPE_V)
+        handoff(pto.PIPE_S, pto.PIPE_V)
         for r in pto.range(pto.block_idx(), rows, pto.block_num()):
             src.set_valid(1, cols)
             pto.TLOAD(src, x[r:r + 1, :])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             rec.set_valid(1, per * cols)
             pto.TSORT32(rec, src, idx, tsort_tmp)
             for groups in levels:
@@ -125,10 +120,10 @@ def _sort_kernel() -> KernelFunction:
             pto.TGATHER(inds, final_u32, maskPattern="P1010")
             vals.set_valid(1, cols)
             inds.set_valid(1, cols)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(values[r:r + 1, :], vals)
             pto.TSTORE(indices[r:r + 1, :], inds)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = "lib_sort"
     return kernel(body, dynamic_shapes=True)
@@ -140,7 +135,7 @@ def _cached_sort(name: str, params: tuple = ()) -> KernelFunction:
 
 
 def _check_sort(call: F.Call) -> D.DType:
-    (xdt, xs), (vdt, vs), (idt, is_) = call.info[0], call.info[1], call.info[2]
+    xdt = call.info[0][0]
     if xdt.short not in ("f16", "f32"):
         raise DTypeError(f"sort does not accept {xdt.name}",
                          rule="sort sorts float16 or float32 rows (TSORT32's value types)",
@@ -189,9 +184,9 @@ def _ci_kernel(name: str, params: tuple) -> KernelFunction:
             t.set_valid(1, w)
             first = start - off if desc else start + off
             pto.TCI(t, (first - lo) % (1 << bits) + lo, descending=desc)
-            _handoff(pto.PIPE_S, pto.PIPE_MTE3)
+            handoff(pto.PIPE_S, pto.PIPE_MTE3)
             pto.TSTORE(dst[off:off + w], t)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_S)
+            handoff(pto.PIPE_MTE3, pto.PIPE_S)
 
     body.__name__ = body.__qualname__ = "lib_tci"
     return kernel(body, dynamic_shapes=True)
@@ -241,9 +236,9 @@ def _tri_kernel(name: str, params: tuple) -> KernelFunction:
             w = pto.min(width, cols - c0)
             t.set_valid(h, w)
             pto.TTRI(t, diagonal + r0 - c0, isUpper=upper)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(dst[r0:r0 + h, c0:c0 + w], t)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+            handoff(pto.PIPE_MTE3, pto.PIPE_V)
 
     body.__name__ = body.__qualname__ = "lib_ttri"
     return kernel(body, dynamic_shapes=True)
@@ -304,11 +299,11 @@ def _part_kernel(name: str, params: tuple) -> KernelFunction:
             load(a, x, r0, c0, top, h)
             load(b, y, r1, c1, top, h)
             d.set_valid(h, cols)
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             compute()
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[top:top + h, :], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
         def combine():
             op(d, a, b)

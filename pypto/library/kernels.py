@@ -46,7 +46,7 @@ def _walk(n, cols):
         yield off, pto.min(cols, n - off)
 
 
-def _handoff(src: str, dst: str) -> None:
+def handoff(src: str, dst: str) -> None:
     """Pipe dst waits for what pipe src has done (the flag pair a PTO kernel needs between them)."""
     pto.set_flag(src, dst, pto.EVENT_ID0)
     pto.wait_flag(src, dst, pto.EVENT_ID0)
@@ -74,11 +74,11 @@ def _elementwise(name: str, form: str) -> KernelFunction:
             for t, src in loads:
                 t.set_valid(1, w)
                 pto.TLOAD(t, src[off:off + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             compute(a, b, y)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], a)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     if form == "unary":
         def body2(x, z):
@@ -107,11 +107,11 @@ def _rowreduce(name: str) -> KernelFunction:
             src.set_valid(h, cols)
             dst.set_valid(h, 1)
             pto.TLOAD(src, x[r0:r0 + h, :])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             op(dst, src, tmp)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(y[r0:r0 + h, :], dst)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)
@@ -131,11 +131,11 @@ def _cast(name: str, params: tuple) -> KernelFunction:
             a.set_valid(1, w)
             d.set_valid(1, w)
             pto.TLOAD(a, x[off:off + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             op(d, a, **kw)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)

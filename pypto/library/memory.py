@@ -19,7 +19,7 @@ from ..errors import DTypeError, DTypeMismatchError, ShapeError
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
-from .kernels import TILE_BYTES, _handoff, _walk, elementwise_chunks, launch_dims
+from .kernels import TILE_BYTES, handoff, _walk, elementwise_chunks, launch_dims
 
 TRANS_TILE = 32               # trans: square tiles (32 x 32: a 32-byte row even for 1-byte types)
 INDEX_TYPES = ("i32", "u32")
@@ -35,11 +35,11 @@ def _gather(name: str) -> KernelFunction:
             it.set_valid(1, w)
             dt.set_valid(1, w)
             pto.TLOAD(it, i[off:off + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             pto.MGATHER(dt, x, it)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(y[off:off + w], dt)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
     return kernel(lib_mgather, dynamic_shapes=True)
 
 
@@ -53,10 +53,10 @@ def _scatter(name: str) -> KernelFunction:
             w = pto.min(cols, m - off)
             bt.set_valid(1, w)
             pto.TLOAD(bt, base[off:off + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_MTE3)
+            handoff(pto.PIPE_MTE2, pto.PIPE_MTE3)
             pto.TSTORE(y[off:off + w], bt)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
-        _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+        handoff(pto.PIPE_MTE3, pto.PIPE_V)
         it = pto.Tile(pto.Vec, i.dtype, (1, cols), valid=pto.DYNAMIC)
         st = pto.Tile(pto.Vec, s.dtype, (1, cols), valid=pto.DYNAMIC)
         for k in pto.range(0, (n + cols - 1) // cols):          # then the writes, in order
@@ -66,9 +66,9 @@ def _scatter(name: str) -> KernelFunction:
             st.set_valid(1, w)
             pto.TLOAD(it, i[off:off + w])
             pto.TLOAD(st, s[off:off + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             pto.MSCATTER(y, st, it)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE2)
+            handoff(pto.PIPE_V, pto.PIPE_MTE2)
     return kernel(lib_mscatter, dynamic_shapes=True)
 
 
@@ -86,12 +86,12 @@ def _trans(name: str) -> KernelFunction:
             h, w = pto.min(b, rows - r0), pto.min(b, cols - c0)
             s.set_valid(h, w)
             pto.TLOAD(s, x[r0:r0 + h, c0:c0 + w])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             pto.TTRANS(d, s, tmp)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             d.set_valid(w, h)
             pto.TSTORE(y[c0:c0 + w, r0:r0 + h], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
     return kernel(lib_ttrans, dynamic_shapes=True)
 
 

@@ -22,7 +22,7 @@ from ..errors import DTypeError, DTypeMismatchError, OperandError, ShapeError
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
-from .kernels import TILE_BYTES, _handoff, _walk, elementwise_chunks, launch_dims
+from .kernels import TILE_BYTES, handoff, _walk, elementwise_chunks, launch_dims
 
 
 def _cols(dt) -> int:
@@ -54,16 +54,16 @@ def _elementwise(name: str, form: str, params: tuple) -> KernelFunction:
             d.set_valid(1, w)
             if t is not None:
                 t.set_valid(1, w)
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             if form == "xor":
                 op(d, a, b, t)
             elif form == "xors":
                 op(d, a, y, t)
             else:
                 op(d, a, y)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)
@@ -88,11 +88,11 @@ def _compare(name: str, form: str, params: tuple) -> KernelFunction:
                 b.set_valid(1, w)
                 pto.TLOAD(b, y[off:off + w])
             m.set_valid(1, nb)
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             op(m, a, b if b is not None else y, **kw)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off // 8:off // 8 + nb], m)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)
@@ -119,11 +119,11 @@ def _select(name: str, form: str, params: tuple) -> KernelFunction:
                 b.set_valid(1, w)
                 pto.TLOAD(b, y[off:off + w])
             d.set_valid(1, w)
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             op(d, m, a, b if b is not None else y)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(z[off:off + w], d)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)

@@ -21,7 +21,7 @@ from ..errors import ShapeError
 from ..lang import pto
 from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
-from .kernels import TILE_BYTES, _handoff, _walk, launch_dims
+from .kernels import TILE_BYTES, handoff, _walk, launch_dims
 
 COL_ROWS = 2048               # rows of the column-reduction tile (64 KiB of one 32-byte block each)
 EXPAND_ROWS = 32              # rows per tile of the broadcasts
@@ -52,14 +52,14 @@ def _colreduce(name: str, params: tuple) -> KernelFunction:
             src.set_valid(rows, cw)
             dst.set_valid(1, cw)
             pto.TLOAD(src, x[:, off:off + cw])
-            _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+            handoff(pto.PIPE_MTE2, pto.PIPE_V)
             if with_tmp:
                 op(dst, src, tmp, **kw)
             else:
                 op(dst, src)
-            _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+            handoff(pto.PIPE_V, pto.PIPE_MTE3)
             pto.TSTORE(y[:, off:off + cw], dst)
-            _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+            handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
 
     body.__name__ = body.__qualname__ = f"lib_{name.lower()}"
     return kernel(body, dynamic_shapes=True)
@@ -70,15 +70,15 @@ def _expand_step(op, t, vec, x, y, r0, h: int, c0, w: int) -> None:
     t.set_valid(h, w)
     if x is not None:
         pto.TLOAD(t, x[r0:r0 + h, c0:c0 + w])
-    _handoff(pto.PIPE_MTE2, pto.PIPE_V)
+    handoff(pto.PIPE_MTE2, pto.PIPE_V)
     if x is not None:
         op(t, t, vec)
     else:
         op(t, vec)
-    _handoff(pto.PIPE_V, pto.PIPE_MTE3)
+    handoff(pto.PIPE_V, pto.PIPE_MTE3)
     pto.TSTORE(y[r0:r0 + h, c0:c0 + w], t)
-    _handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
-    _handoff(pto.PIPE_MTE3, pto.PIPE_V)
+    handoff(pto.PIPE_MTE3, pto.PIPE_MTE2)
+    handoff(pto.PIPE_MTE3, pto.PIPE_V)
 
 
 def _expand_kernel(name: str, binop: bool, run) -> KernelFunction:

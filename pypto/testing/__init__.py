@@ -4,6 +4,7 @@ markers that state why they skip, and session clean-up between tests. The pytest
 from __future__ import annotations
 
 from ..backends import is_available
+from .targets import TARGETS, backend_and_mode
 from .compare import MismatchError, assert_close, default_tolerance
 from .golden import compare, record
 from .ptoisa import PtoIsaCase, read_case
@@ -33,6 +34,6 @@ def finalize_quietly() -> None:
         pass
 
 
-__all__ = ["assert_close", "MismatchError", "default_tolerance", "record", "compare", "read_case",
+__all__ = ["TARGETS", "backend_and_mode", "assert_close", "MismatchError", "default_tolerance", "record", "compare", "read_case",
            "PtoIsaCase", "unavailable_reason",
            "requires_backend", "finalize_quietly"]

@@ -70,9 +70,10 @@ def _array(x: Any, side: str) -> np.ndarray:
         return x.numpy()
     if type(x).__module__.split(".")[0] == "torch":
         t = x.detach().cpu()
-        if str(t.dtype) == "torch.bfloat16":
+        if str(t.dtype) == "torch.bfloat16":            # numpy has no bfloat16: move the bits
             import ml_dtypes
-            return t.view(__import__("torch").int16).numpy().view(ml_dtypes.bfloat16)
+            import torch
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
         return t.numpy()
     try:
         return np.asarray(x)

@@ -30,6 +30,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import runtime
 from ..errors import ConfigError, PtoError
+from .targets import TARGETS, backend_and_mode
 from .compare import MismatchError, assert_close
 
 FORMAT = 1
@@ -204,7 +205,7 @@ def compare(bundle: str | os.PathLike, **tolerance: Any) -> Iterator[Replayer]:
 def _environment(backend: str | None, soc: str | None) -> None:
     from ..config import reload_env
     if backend:
-        name, mode = ("sim", "eager") if backend == "sim-eager" else (backend, None)
+        name, mode = backend_and_mode(backend)
         os.environ["PYPTO_BACKEND"] = name
         if mode:
             os.environ["PYPTO_SIM_MODE"] = mode
@@ -235,7 +236,7 @@ def main(argv: list[str], prog: str = "pypto golden") -> int:
     c.add_argument("bundle")
     c.add_argument("--script", help="run this script instead of the bundle's copy of the recorded one")
     for p in (r, c):
-        p.add_argument("--backend", choices=("sim", "sim-eager", "npu", "npu-cpusim"))
+        p.add_argument("--backend", choices=TARGETS)
         p.add_argument("--soc", choices=("a2a3", "a5"))
     r.add_argument("--out", required=True)
     for k in ("ulp", "rtol", "atol"):

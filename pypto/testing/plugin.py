@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-BACKENDS = ("sim", "sim-eager", "npu", "npu-cpusim")
+from .targets import TARGETS as BACKENDS, backend_and_mode
+
 SOCS = ("a2a3", "a5")
 
 
@@ -64,7 +65,7 @@ def pypto_backend(request):
 
     from . import finalize_quietly, unavailable_reason
     name = getattr(request, "param", None) or backends(request.config)[0]
-    backend, mode = ("sim", "eager") if name == "sim-eager" else (name, None)
+    backend, mode = backend_and_mode(name)
     why = unavailable_reason(backend)
     if why:
         pytest.skip(why)

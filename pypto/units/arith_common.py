@@ -47,6 +47,15 @@ def require_separate(node, names: tuple[str, ...], why: str, fix: str | None = N
                     fix=fix or f"write the result to a separate tile and copy it back if needed")
 
 
+def require_unit_separate(node, soc, why: str) -> None:
+    """The operands the instruction's unit names as needing separate storage on this SoC and
+    element type (Unit.separate, which fusion also reads) do not share it."""
+    from ..ir import registry
+    names = registry.separate(node.name, node.operands[0].type.dtype, soc)
+    if names:
+        require_separate(node, names, why)
+
+
 def scalar_slot(node) -> int | None:
     """Index of the scalar operand of this use (None if it has none)."""
     from ..ir.verify import slots_of

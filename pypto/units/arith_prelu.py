@@ -16,7 +16,7 @@ from ..ir import guards as G
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
 from . import arith_loops as AL
-from .arith_common import check_covers, require_separate
+from .arith_common import check_covers, require_unit_separate
 
 OPS = f"{__package__}.arith_ops"
 
@@ -35,9 +35,9 @@ def check_prelu(node, soc) -> None:
     check_covers(node, soc)
     if soc.name != "a2a3":
         return
-    dst, _, _, tmp = node.operands
-    require_separate(node, separate_prelu(dst.type.dtype, soc), "it computes src0 * src1 into dst, the "
-                     "predicate bits into tmp and then selects between src0 and dst")
+    dst, tmp = node.operands[0], node.operands[3]
+    require_unit_separate(node, soc, "it computes src0 * src1 into dst, the predicate bits into "
+                          "tmp and then selects between src0 and dst")
     if tmp.type.layout_name != "ND":
         raise LayoutError(f"TPRELU operand tmp: tile {tmp.name} has layout {tmp.type.layout_name}",
                           rule="TPRELU on a2a3 writes tmp row by row (row i at byte i * tmp.Cols): "

@@ -29,7 +29,7 @@ from ..ir import guards as G
 from ..ir.nodes import Effect, TileVar
 from ..ir.registry import Unit, register
 from . import arith_loops as AL
-from .arith_common import check_scalar_operand, require_separate, scalar_guards
+from .arith_common import check_scalar_operand, require_unit_separate, scalar_guards
 
 OPS = f"{__package__}.arith_ops"
 FLOOR = {"TREM": True, "TFMOD": False, "TREMS": True, "TFMODS": False}
@@ -72,10 +72,8 @@ def _separate(name: str):
 
 def check_rem(node, soc) -> None:
     check_scalar_operand(node, soc)
-    names = _separate(node.name)(node.operands[0].type.dtype, soc)
-    if names:
-        require_separate(node, names, "the a2a3 code computes the quotient in dst before it reads "
-                         "the sources again, and converts integer sources in place")
+    require_unit_separate(node, soc, "the a2a3 code computes the quotient in dst before it reads "
+                          "the sources again, and converts integer sources in place")
 
 
 def extra_effects(node, soc) -> tuple[Effect, ...]:

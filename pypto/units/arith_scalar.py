@@ -22,7 +22,7 @@ from ..backends.sim import lowering as L
 from ..errors import OperandError
 from ..ir.registry import Unit, register
 from . import arith_loops as AL
-from .arith_common import check_scalar_operand, require_separate, scalar_guards, scalar_slot
+from .arith_common import check_scalar_operand, require_unit_separate, scalar_guards, scalar_slot
 
 OPS = f"{__package__}.arith_ops"
 LIB_OPS = f"{L.LIB}.ops"
@@ -72,9 +72,7 @@ def check_divs(node, soc) -> None:
                      "(src * (1 / scalar)); it exists for TDIVS(dst, src, scalar) on a5 with "
                      "f16 or f32 only",
                 fix="leave recip at its default (division)")
-    names = separate_divs(dt, soc)
-    if names:
-        require_separate(node, names, "its float path fills dst with the scalar before it divides")
+    require_unit_separate(node, soc, "its float path fills dst with the scalar before it divides")
 
 
 def separate_divs(dt, soc) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..ir import guards as G
 from ..ir.registry import Unit, register
-from .arith_common import check_covers, require_separate
+from .arith_common import check_covers, require_unit_separate
 
 OPS = f"{__package__}.arith_ops"
 
@@ -59,10 +59,8 @@ def separate_recip(dt, soc) -> tuple[str, ...]:
 
 def check_recip(node, soc) -> None:
     check_covers(node, soc)
-    names = separate_recip(node.operands[0].type.dtype, soc)
-    if names:
-        require_separate(node, names, "TRECIP runs TDIVS(dst, 1, src), which fills dst "
-                         "with 1 before it divides")
+    require_unit_separate(node, soc, "TRECIP runs TDIVS(dst, 1, src), which fills dst with 1 "
+                          "before it divides")
 
 
 for _name, _seed in (("TABS", "unary"), ("TNEG", "unary"), ("TLOG", "unary"), ("TSQRT", "unary"),

@@ -16,7 +16,7 @@ from ...ir.executor import LOOP_EXIT, Builder
 from ...ir.nodes import Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, Sync, TileVar
 from ...ir.placement import Placement
 from ...ir.effects import annotate_node
-from ...ir.hazards import Checker, errors
+from ...ir.hazards import Checker
 from ...isa.schema import PIPES
 from . import codegen
 from . import compile as C
@@ -104,9 +104,8 @@ class EagerExecutor(Builder):
         self._count_epoch = -1
         self._site_counts: dict = {}
         self._site_tiles: dict = {}
-        checks = getattr(options, "checks", "default")
-        self.checker = None if checks == "off" else Checker(soc, strict=checks == "strict")
         self.manual = False                      # a flag or TASSIGN seen: not auto mode
+        self.set_checks(getattr(options, "checks", "default"))
 
     def new_tile(self, tile: TileVar, site=None) -> None:
         """A tile declared again at the same place in a later loop iteration is the same tile
@@ -156,7 +155,8 @@ class EagerExecutor(Builder):
         return loop
 
     def set_checks(self, checks: str) -> None:
-        self.checker = None if checks == "off" else Checker(self.soc, strict=checks == "strict")
+        self.checker = None if checks == "off" else \
+            Checker(self.soc, strict=checks == "strict", stop_at_error=True)
 
     def finish(self) -> None:
         if self._loops:
@@ -168,9 +168,8 @@ class EagerExecutor(Builder):
     def _hazard(self) -> None:
         """Raise the checker's first error, in manual mode (a kernel that never sets a flag or
         places a tile is in auto mode: compiled, pypto inserts its flags)."""
-        bad = errors(self.checker.findings)
-        if bad and self.manual:
-            raise bad[0].error()
+        if self.manual and self.checker.first_error is not None:
+            raise self.checker.first_error.error()
 
     # -- execution ----------------------------------------------------------------------------
     def _cover(self, t: TileVar) -> None:

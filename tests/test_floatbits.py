@@ -502,3 +502,26 @@ def test_f32_exhaustive():
         x = np.arange(start, start + n, dtype=np.uint32).view(np.float32)
         assert_bits_equal(o16, ref_f32_to_f16(x), x)
         assert_bits_equal(obf, ref_f32_to_bf16(x), x)
+
+
+@pytest.mark.slow
+def test_f32_to_f16_every_61st_pattern():
+    """f32_to_f16 is the CPU's conversion with NaNs rebuilt; it must equal numpy across the whole
+    f32 range: every 61st bit pattern meets every exponent and, 61 being odd, every value of the
+    13 bits that rounding drops (the quick tier samples the patterns above)."""
+    step = 61 << 22
+    for lo in range(0, 1 << 32, step):
+        check_f32_to_f16(np.arange(lo, min(lo + step, 1 << 32), 61, dtype=np.uint64).astype(np.uint32).view(np.float32))
+
+
+def test_integer_fallbacks_agree_with_numpy():
+    """The integer-arithmetic conversions serve CPUs without F16C; they are checked here on
+    every f16 pattern and on random and special f32 patterns."""
+    soft_widen = njit(lambda a: np.array([fb.f16_to_f32_soft(v) for v in a], np.float32))
+    h = np.arange(1 << 16, dtype=np.uint16)
+    assert np.array_equal(soft_widen(h).view(np.uint32), h.view(np.float16).astype(np.float32).view(np.uint32))
+    soft_narrow = njit(lambda a: np.array([fb.f32_to_f16_soft(v) for v in a], np.uint16))
+    rng = np.random.default_rng(5)
+    x = np.concatenate([f32_from_bits(rng.integers(0, 1 << 32, 10 ** 6, dtype=np.uint64)),
+                        h.view(np.float16).astype(np.float32)])
+    assert_bits_equal(soft_narrow(x), ref_f32_to_f16(x), x)

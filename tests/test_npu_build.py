@@ -134,6 +134,16 @@ def test_cpusim_argv_exact(soc, core, debug, expected):
     assert B.argv(B.BuildTarget("cpusim", soc, core, debug), TC, SRC, OUT) == expected
 
 
+def test_cpusim_flags_from_the_environment_variable():
+    """PYPTO_CPUSIM_CXXFLAGS="-O3 -march=native" (what benchmarks/vs_ptoisa.py builds with): the
+    level replaces -O2, the rest follows it."""
+    got = B.argv(B.BuildTarget("cpusim", "a2a3", **B.cpusim_flags("-O3 -march=native")), TC, SRC, OUT)
+    assert got == CPUSIM_HEAD + ["-O3", "-march=native"] + CPUSIM_MID + ["-DPYPTO_SOC_A2A3"] + CPUSIM_TAIL
+    assert B.cpusim_flags(None) == dict(opt="-O2", flags=())
+    with pytest.raises(ConfigError, match="PYPTO_CPUSIM_CXXFLAGS"):
+        B.cpusim_flags("-Ofast")
+
+
 def test_argv_needs_the_toolchain_pieces():
     with pytest.raises(NpuUnavailableError, match="CANN toolkit not found"):
         B.argv(B.BuildTarget("npu", "a2a3"), dataclasses.replace(TC, cann=None), SRC, OUT)
@@ -142,7 +152,8 @@ def test_argv_needs_the_toolchain_pieces():
 
 
 @pytest.mark.parametrize("kw", [dict(kind="gpu"), dict(soc="a9"), dict(core="simd"), dict(opt="-O9"),
-                                dict(debug=1)])
+                                dict(debug=1), dict(flags=("-march=native",)),
+                                dict(kind="cpusim", flags=("-o/tmp/x",)), dict(kind="cpusim", flags=(3,))])
 def test_build_target_rejects_bad_fields(kw):
     base = dict(kind="npu", soc="a2a3")
     with pytest.raises(ConfigError):

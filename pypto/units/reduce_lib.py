@@ -13,7 +13,8 @@ from numba import njit
 
 from ..backends import errcodes as EC
 from ..backends.sim.lib.checks import same_cols, same_rows, strict, undefined
-from ..backends.sim.lib.layout import offset
+from ..backends.sim.lib.layout import offset, row_dense
+from ..backends.sim.lib.layout import row as _row
 from ..backends.sim.lib.ops import fmax, fmin
 from ..backends.sim.lib.floatbits import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 
@@ -102,9 +103,41 @@ def _prod_a5(src, sl, r, svc, codec, lanes):
 
 
 @njit(**_J)
+def _nans(row, n, codec):
+    """How many NaNs the row holds (a vectorised count)."""
+    k = 0
+    for j in range(n):
+        x = _ld(row[j], codec)
+        k += x != x
+    return k
+
+
+@njit(fastmath={"nnan", "nsz"}, **_J)
+def _plain_maxmin(row, n, kind, codec):
+    """max / min of a NaN-free row (the flags let LLVM vectorise the reduction; only which zero
+    it returns can differ from the in-order scan, so callers redo a zero result)."""
+    m = _ld(row[0], codec)
+    if kind == MAX:
+        for j in range(1, n):
+            m = max(m, _ld(row[j], codec))
+    else:
+        for j in range(1, n):
+            m = min(m, _ld(row[j], codec))
+    return m
+
+
+@njit(**_J)
 def _maxmin(src, sl, r, svc, kind, a5, codec):
     """a5 starts from -/+ max finite; a2a3 from the first element."""
     big = np.float32(F16_MAX if codec == 1 else F32_MAX)
+    if row_dense(sl) and svc > 1:
+        row = _row(src, sl, r, svc)
+        if _nans(row, svc, codec) == 0:
+            m = np.float32(_plain_maxmin(row, svc, kind, codec))
+            if m != 0:
+                if not a5:
+                    return m
+                return np.float32(fmax(-big, m)) if kind == MAX else np.float32(fmin(big, m))
     if a5:
         acc = -big if kind == MAX else big
         j0 = 0

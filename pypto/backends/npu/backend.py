@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ... import config
 from ...dtypes import ALL as ALL_DTYPES
 from ...errors import AclError, NotSimulatedError, NpuLaunchError
 from ...ir.nodes import Kernel
@@ -104,7 +105,9 @@ class NpuBackend(Backend):
                 return prog
             _check_types(kernel, self.target_kind)
             core = core_kind(kernel)
-            tgt = build.BuildTarget(self.target_kind, self.soc.name, core)
+            extra = build.cpusim_flags(config.env().get("PYPTO_CPUSIM_CXXFLAGS")) \
+                if self.target_kind == "cpusim" else {}
+            tgt = build.BuildTarget(self.target_kind, self.soc.name, core, **extra)
             before = build.compiles_done()
             src, sites = self.source(kernel)
             so = build.build(src, tgt, self.toolchain, self.cache_dir, name=kernel.name)

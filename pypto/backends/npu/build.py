@@ -63,6 +63,7 @@ class BuildTarget:
     core: str = "vec"
     debug: bool = False
     opt: str = "-O2"
+    flags: tuple[str, ...] = ()          # more code-generation flags (cpusim), e.g. -march=native
 
     def __post_init__(self):
         checks = (("kind", TARGET_KINDS), ("soc", tuple(ARCHS)), ("core", CORE_KINDS), ("opt", OPT_LEVELS))
@@ -72,13 +73,33 @@ class BuildTarget:
                 raise ConfigError(f"BuildTarget({field_name}={value!r}) is not allowed",
                                   rule=f"BuildTarget.{field_name} is one of: {', '.join(allowed)}",
                                   fix=f"use e.g. BuildTarget({field_name}={allowed[0]!r})")
+        bad = [f for f in self.flags if not (isinstance(f, str) and f[:2] in ("-m", "-f"))]
+        if bad or (self.flags and self.kind != "cpusim"):
+            raise ConfigError(f"BuildTarget(flags={self.flags!r}) is not allowed",
+                              rule="extra flags are code-generation options (-m..., -f...) of "
+                                   "cpusim builds",
+                              fix="use e.g. BuildTarget('cpusim', 'a2a3', opt='-O3', "
+                                  "flags=('-march=native',))")
         if not isinstance(self.debug, bool):
             raise ConfigError(f"BuildTarget(debug={self.debug!r}) is not a bool",
                               rule="BuildTarget.debug is True or False", fix="use debug=True")
 
 
+def cpusim_flags(text: str | None) -> dict:
+    """BuildTarget's opt and flags from PYPTO_CPUSIM_CXXFLAGS ("-O3 -march=native"): the last
+    -O level is opt, the rest are flags (checked by BuildTarget)."""
+    words = shlex.split(text or "")
+    opts = [w for w in words if w in OPT_LEVELS]
+    bad = [w for w in words if w.startswith("-O") and w not in OPT_LEVELS]
+    if bad:
+        raise ConfigError(f"PYPTO_CPUSIM_CXXFLAGS names {bad[0]}",
+                          rule=f"the optimisation level is one of {', '.join(OPT_LEVELS)}",
+                          fix="use e.g. PYPTO_CPUSIM_CXXFLAGS='-O3 -march=native'")
+    return dict(opt=opts[-1] if opts else "-O2", flags=tuple(w for w in words if w not in OPT_LEVELS))
+
+
 def _cpusim_argv(t: BuildTarget, tc: Toolchain, src: Path, out: Path) -> list[str]:
-    return [str(tc.cxx), *CPUSIM_FLAGS, t.opt, *(CPUSIM_DEBUG if t.debug else ()), *CPUSIM_SHARED,
+    return [str(tc.cxx), *CPUSIM_FLAGS, t.opt, *t.flags, *(CPUSIM_DEBUG if t.debug else ()), *CPUSIM_SHARED,
             f"-I{tc.pto_isa_include}", SOC_DEFINE[t.soc], str(src), "-o", str(out), *CPUSIM_LIBS]
 
 

@@ -72,6 +72,7 @@ class SimBackend(Backend):
         self._programs: dict[int, Program] = {}
         self._lock = threading.RLock()
         self._pool: ThreadPoolExecutor | None = None
+        self._views: dict[int, dict] = {}      # addr -> {(shape, dtype): typed view}, until freed
         # with SimOptions(events=N): the last launch's events, rows of (site, block, pipe code,
         # sequence number), and the IR node of each site
         self.last_events: np.ndarray | None = None
@@ -83,6 +84,7 @@ class SimBackend(Backend):
         return DeviceBuffer(addr, nbytes, self, host_array(nbytes), label)
 
     def _free(self, buf: DeviceBuffer) -> None:
+        self._views.pop(buf.addr, None)
         self.heap.free(buf.addr, buf.nbytes)
         buf.handle = None
 
@@ -120,12 +122,18 @@ class SimBackend(Backend):
             return prog
 
     def _gm(self, b: BufferArg) -> np.ndarray:
+        """The allocation at b.addr as b's storage type (made once per allocation and view)."""
+        view = self._views.get(b.addr, {}).get((b.shape, b.dtype))
+        if view is not None:
+            return view
         buf = self.live.get(b.addr)
         if buf is None:
             raise PtoError(f"launch: no live device allocation at {b.addr:#x}",
                            rule="kernel arguments are live device tensors",
                            fix="pass tensors made in this session and not freed")
-        return buf.handle[:math.prod(b.shape) * b.dtype.itemsize].view(b.dtype.storage)
+        view = buf.handle[:math.prod(b.shape) * b.dtype.itemsize].view(b.dtype.storage)
+        self._views.setdefault(b.addr, {})[(b.shape, b.dtype)] = view
+        return view
 
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:

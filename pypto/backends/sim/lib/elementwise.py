@@ -1,7 +1,9 @@
 """Loop templates of the elementwise families, instantiated per (scalar op, element codec).
 
 Every tile operand is (storage, valid rows, valid cols, layout descriptor) and is addressed
-through ``layout.offset``, with a fast path when every operand's rows are dense (ND). The loops
+through ``layout.offset``, with a fast path when every operand's rows are dense (ND): there the
+loops run over row slices, and an in-place operand (dst is a source, as in TADD(a, a, b)) is read
+through dst's own slice, since LLVM vectorises a loop only when its runtime overlap check passes. The loops
 run over dst's valid region; each source's valid region must cover it (``checks.covers``).
 An instance is a real module, written once into the kernel cache directory, so numba caches it
 on disk like any kernel: the scalar op and codec are module-level names that numba inlines (a
@@ -24,7 +26,7 @@ CODECS = {
 _HEADER = """\
 from numba import njit
 from pypto.backends.sim.lib.checks import covers
-from pypto.backends.sim.lib.layout import offset, row_base, row_dense
+from pypto.backends.sim.lib.layout import offset, row_dense, row as _row, same as _same
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 from {opmod} import {op} as op
 
@@ -39,11 +41,18 @@ def binary(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, err):
         return
     if row_dense(dl) and row_dense(al) and row_dense(bl):
         for r in range(dvr):
-            d0 = row_base(dl, r)
-            a0 = row_base(al, r)
-            b0 = row_base(bl, r)
-            for c in range(dvc):
-                dst[d0 + c] = st(op(ld(a[a0 + c]), ld(b[b0 + c])))
+            dr = _row(dst, dl, r, dvc)
+            ar = _row(a, al, r, dvc)
+            br = _row(b, bl, r, dvc)
+            if _same(dr, ar):
+                for c in range(dvc):
+                    dr[c] = st(op(ld(dr[c]), ld(br[c])))
+            elif _same(dr, br):
+                for c in range(dvc):
+                    dr[c] = st(op(ld(ar[c]), ld(dr[c])))
+            else:
+                for c in range(dvc):
+                    dr[c] = st(op(ld(ar[c]), ld(br[c])))
     else:
         for r in range(dvr):
             for c in range(dvc):
@@ -56,10 +65,14 @@ def scalar(dst, dvr, dvc, dl, a, avr, avc, al, s, err):
         return
     if row_dense(dl) and row_dense(al):
         for r in range(dvr):
-            d0 = row_base(dl, r)
-            a0 = row_base(al, r)
-            for c in range(dvc):
-                dst[d0 + c] = st(op(ld(a[a0 + c]), s))
+            dr = _row(dst, dl, r, dvc)
+            ar = _row(a, al, r, dvc)
+            if _same(dr, ar):
+                for c in range(dvc):
+                    dr[c] = st(op(ld(dr[c]), s))
+            else:
+                for c in range(dvc):
+                    dr[c] = st(op(ld(ar[c]), s))
     else:
         for r in range(dvr):
             for c in range(dvc):
@@ -72,10 +85,14 @@ def unary(dst, dvr, dvc, dl, a, avr, avc, al, err):
         return
     if row_dense(dl) and row_dense(al):
         for r in range(dvr):
-            d0 = row_base(dl, r)
-            a0 = row_base(al, r)
-            for c in range(dvc):
-                dst[d0 + c] = st(op(ld(a[a0 + c])))
+            dr = _row(dst, dl, r, dvc)
+            ar = _row(a, al, r, dvc)
+            if _same(dr, ar):
+                for c in range(dvc):
+                    dr[c] = st(op(ld(dr[c])))
+            else:
+                for c in range(dvc):
+                    dr[c] = st(op(ld(ar[c])))
     else:
         for r in range(dvr):
             for c in range(dvc):
@@ -84,9 +101,46 @@ def unary(dst, dvr, dvc, dl, a, avr, avc, al, err):
 }
 
 
+# "unary_fast": ``{op}_fast`` is a vectorisable approximation (double), ``{op}_near(x, v)`` says
+# when its value v may round differently from ``{op}_exact``; such elements (rare) are computed again by ``exact``, so
+# the results are exact's, bit for bit.
+FORMS["unary_fast"] = """
+from {opmod} import {op}_fast as fast, {op}_exact as exact, {op}_near as near
+import numpy as np
+
+
+@njit(**_J)
+def unary_fast(dst, dvr, dvc, dl, a, avr, avc, al, err):
+    if not covers(1, avr, avc, dvr, dvc, err):
+        return
+    if not (row_dense(dl) and row_dense(al)):
+        for r in range(dvr):
+            for c in range(dvc):
+                dst[offset(dl, r, c)] = st(exact(ld(a[offset(al, r, c)])))
+        return
+    buf = np.empty(dvc, np.float64)
+    for r in range(dvr):
+        dr = _row(dst, dl, r, dvc)
+        ar = _row(a, al, r, dvc)
+        redo = 0
+        for c in range(dvc):
+            x = ld(ar[c])
+            v = fast(x)
+            buf[c] = v
+            redo += near(x, v)
+        if redo == 0:
+            for c in range(dvc):
+                dr[c] = st(buf[c])
+        else:
+            for c in range(dvc):
+                x = ld(ar[c])
+                dr[c] = st(exact(x) if near(x, buf[c]) else buf[c])
+"""
+
+
 def source(form: str, opmod: str, op: str, codec: str) -> str:
     ld, st = CODECS[codec]
-    return _HEADER.format(ld=ld, st=st, opmod=opmod, op=op) + FORMS[form]
+    return _HEADER.format(ld=ld, st=st, opmod=opmod, op=op) + FORMS[form].replace("{opmod}", opmod).replace("{op}", op)
 
 
 def instance(form: str, opmod: str, op: str, codec: str) -> tuple[str, str, str]:

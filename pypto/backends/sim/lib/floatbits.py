@@ -42,7 +42,7 @@ from numba.extending import intrinsic
 
 __all__ = [
     "f32_bits", "bits_f32", "f64_bits", "bits_f64",
-    "f16_to_f32", "f16_widen", "f32_to_f16", "f64_to_f16",
+    "f16_to_f32", "f16_widen", "f32_to_f16", "f64_to_f16", "f16_to_f32_soft", "f32_to_f16_soft",
     "bf16_to_f32", "f32_to_bf16", "f64_to_bf16",
     "f64_to_f32",
 ]
@@ -145,8 +145,8 @@ def _f32bits_to_f16(u):
 # ---------------------------------------------------------------------------
 
 @njit(**_JIT)
-def f16_to_f32(h):
-    """float16 bits (uint16) -> float32, exact (NaN payloads kept)."""
+def f16_to_f32_soft(h):
+    """float16 bits (uint16) -> float32 in integer arithmetic, exact (NaN payloads kept)."""
     b = np.int64(h) & 0xFFFF
     o = (b & 0x7FFF) << 13
     e = o & (0x1F << 23)
@@ -159,33 +159,73 @@ def f16_to_f32(h):
     return bits_f32(o | ((b & 0x8000) << 16))
 
 
+@njit(**_JIT)
+def f32_to_f16_soft(x):
+    """float32 -> float16 bits (uint16) in integer arithmetic, round to nearest even (== numpy)."""
+    return np.uint16(_f32bits_to_f16(np.int64(f32_bits(np.float32(x)))))
+
 
 _F16C = llvm.get_host_cpu_features().flatten().find("+f16c") >= 0
+
+
+def _as_i16(builder, v, ty):
+    if ty.bitwidth == 16:
+        return v
+    return builder.trunc(v, ir.IntType(16)) if ty.bitwidth > 16 else builder.zext(v, ir.IntType(16))
 
 
 @intrinsic
 def f16_widen(typingctx, h):
     """float16 bits -> float32 by the CPU's own conversion (F16C, vectorised): exact for every
     number, but a signalling NaN comes out quiet. For the cube's inputs, where only NaN-ness can
-    matter; without F16C it is f16_to_f32."""
+    matter; without F16C it is f16_to_f32_soft."""
     if not isinstance(h, types.Integer):
         raise errors.TypingError(f"expected float16 bits, got {h}")
     sig = types.float32(h)
 
     def codegen(context, builder, sig, args):
         if not _F16C:
-            return context.compile_internal(builder, lambda b: f16_to_f32(b), sig, args)
-        v = args[0]
-        if sig.args[0].bitwidth != 16:
-            v = builder.trunc(v, ir.IntType(16)) if sig.args[0].bitwidth > 16 else builder.zext(v, ir.IntType(16))
+            return context.compile_internal(builder, lambda b: f16_to_f32_soft(b), sig, args)
+        v = _as_i16(builder, args[0], sig.args[0])
         return builder.fpext(builder.bitcast(v, ir.HalfType()), ir.FloatType())
 
     return sig, codegen
 
+
+@intrinsic
+def _f16_narrow(typingctx, x):
+    """float32 -> float16 bits by the CPU's conversion (F16C: round to nearest even, like
+    numpy, except that a NaN comes out quiet); without F16C it is f32_to_f16_soft."""
+    if x != types.float32:
+        raise errors.TypingError(f"expected float32, got {x}")
+    sig = types.uint16(x)
+
+    def codegen(context, builder, sig, args):
+        if not _F16C:
+            return context.compile_internal(builder, lambda v: f32_to_f16_soft(v), sig, args)
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return sig, codegen
+
+
+@njit(**_JIT)
+def f16_to_f32(h):
+    """float16 bits (uint16) -> float32, exact (NaN payloads kept, signalling NaNs too): the
+    CPU's vectorised conversion, with NaNs rebuilt from their bits (== f16_to_f32_soft)."""
+    b = np.int64(h) & 0xFFFF
+    nan = bits_f32(((b & 0x8000) << 16) | 0x7F800000 | ((b & 0x3FF) << 13))
+    return nan if (b & 0x7FFF) > 0x7C00 else f16_widen(b)
+
+
 @njit(**_JIT)
 def f32_to_f16(x):
-    """float32 -> float16 bits (uint16), round to nearest even (== numpy)."""
-    return np.uint16(_f32bits_to_f16(np.int64(f32_bits(np.float32(x)))))
+    """float32 -> float16 bits (uint16), round to nearest even (== numpy): the CPU's vectorised
+    conversion, with NaNs rebuilt as numpy does (== f32_to_f16_soft)."""
+    f = np.float32(x)
+    u = np.int64(f32_bits(f))
+    m = (u & 0x7FFFFF) >> 13
+    nan = ((u >> 16) & 0x8000) | 0x7C00 | m | (1 if m == 0 else 0)
+    return np.uint16(nan) if f != f else _f16_narrow(f)
 
 
 @njit(**_JIT)

@@ -32,6 +32,21 @@ def row_base(lay, r):
 
 
 @njit(**_J)
+def row(arr, lay, r, n):
+    """The first n elements of row r of a row_dense tile, as a slice. Loops over a slice index
+    from 0, so numba emits no negative-index fix-up and LLVM vectorises them (indexing the whole
+    storage at ``row_base + c`` ran 6x slower for f16)."""
+    b = r * lay[2]
+    return arr[b:b + n]
+
+
+@njit(**_J)
+def same(x, y):
+    """True when two slices start at the same element (an in-place operand)."""
+    return x.ctypes.data == y.ctypes.data
+
+
+@njit(**_J)
 def row_part(lay, r):
     """The row's share of ``offset``: offset(r, c) == row_part(r) + col_part(c) in every layout."""
     ir_, ic, brs, bcs, irs, ics = lay

@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/gemm.py
 	$(PY) benchmarks/checks_cost.py
 	$(PY) benchmarks/goals.py
+	$(PY) benchmarks/vs_ptoisa.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

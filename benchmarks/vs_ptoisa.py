@@ -98,8 +98,9 @@ def main(argv=None) -> None:
     ap.add_argument("--gemm", type=int, default=1024, help="GEMM: m = k = n")
     args = ap.parse_args(argv)
     why = unavailable_reason("npu-cpusim")
-    if why is not None:
-        sys.exit(f"vs_ptoisa: pto-isa's CPU backend is not usable here: {why}")
+    if why is not None:                 # skipped, not failed: `make bench` runs it everywhere
+        print(f"vs_ptoisa: skipped, pto-isa's CPU backend is not usable here: {why}")
+        return
     rows = [(f"add f32, {args.n} elements", "a2a3", lambda: add_row(args.n)),
             (f"softmax {args.rows} x 1024 f32", "a2a3", lambda: softmax_row(args.rows, 1024)),
             (f"GEMM {args.gemm}^3 f16 -> f32 (a5)", "a5", lambda: gemm_row(args.gemm))]

@@ -63,6 +63,7 @@ def _defaults() -> dict[str, Callable[[], str]]:
         "PYPTO_SIM_MODE": lambda: "compiled",
         "PYPTO_SIM_THREADS": lambda: f"{os.cpu_count() or 1} (the CPU count)",
         "PYPTO_CACHE_DIR": _env_cache,
+        "PYPTO_CPUSIM_CXXFLAGS": lambda: "-O2",
     }
 
 
@@ -88,6 +89,9 @@ def _setting_problem(name: str) -> tuple[str, str] | None:
             _env_mode()
         elif name == "PYPTO_SIM_THREADS":
             _env_threads()
+        elif name == "PYPTO_CPUSIM_CXXFLAGS":
+            from pypto.backends.npu.build import BuildTarget, cpusim_flags
+            BuildTarget("cpusim", "a2a3", **cpusim_flags(value))
     except PtoError as e:
         return e.message, e.fix or f"fix or unset {name}"
     return None
@@ -122,10 +126,10 @@ def _info() -> int:
     for name in ENV_VARS:
         value = env().get(name)
         if value is None:
-            print(f"    {name:<18} unset (default: {defaults[name]()})")
+            print(f"    {name:<21} unset (default: {defaults[name]()})")
         else:
             bad = _setting_problem(name)
-            print(f"    {name:<18} set: {value!r}" + (f"  INVALID: {bad[0]}" if bad else ""))
+            print(f"    {name:<21} set: {value!r}" + (f"  INVALID: {bad[0]}" if bad else ""))
     for p in PROFILES.values():
         caps = ", ".join(f"{sp.buffer}={sp.capacity // 1024} KiB" for sp in p.spaces.values())
         print(f"  soc {p.name}: {p.description}; {caps}")

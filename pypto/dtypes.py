@@ -2,13 +2,14 @@
 
 ``DType.storage`` is the numpy type the simulator keeps the raw bits in: numba has no
 float16/bfloat16/fp8 arithmetic, so those live as unsigned integers and are widened to f32.
+ml_dtypes is imported when a bf16/fp8 host type is first needed: its import takes most of a
+second, and a process that never touches those types should not pay it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError
@@ -22,11 +23,21 @@ class DType:
     short: str         # PTO-AS mnemonic: "f32"
     itemsize: int      # bytes
     kind: str          # "float" | "int" | "uint"
-    np: Any            # numpy / ml_dtypes dtype of host arrays
+    np_spec: Any       # numpy dtype of host arrays, or "ml:<name>" for an ml_dtypes type (see np)
     storage: Any       # numpy dtype of the raw bits inside the simulator
     cxx: str           # pto-isa C++ spelling
     lanes: int = 1     # values per element: 2 for the packed fp4 pairs (one byte, two values)
     coded: bool = False  # host arrays hold the bit codes (uint8), not values: hif8 and fp4
+
+    @property
+    def np(self) -> np.dtype:
+        """The numpy (or ml_dtypes) dtype of host arrays of this type."""
+        spec = self.np_spec
+        if isinstance(spec, str):
+            import ml_dtypes
+            spec = np.dtype(getattr(ml_dtypes, spec[3:]))
+            object.__setattr__(self, "np_spec", spec)
+        return spec
 
     @property
     def is_float(self) -> bool:
@@ -58,11 +69,12 @@ class DType:
 
 
 def _d(name, short, size, kind, npt, storage, cxx, lanes=1, coded=False):
-    return DType(name, short, size, kind, np.dtype(npt), np.dtype(storage), cxx, lanes, coded or lanes > 1)
+    spec = npt if isinstance(npt, str) else np.dtype(npt)
+    return DType(name, short, size, kind, spec, np.dtype(storage), cxx, lanes, coded or lanes > 1)
 
 
 float16 = _d("float16", "f16", 2, "float", np.float16, np.uint16, "half")
-bfloat16 = _d("bfloat16", "bf16", 2, "float", ml_dtypes.bfloat16, np.uint16, "bfloat16_t")
+bfloat16 = _d("bfloat16", "bf16", 2, "float", "ml:bfloat16", np.uint16, "bfloat16_t")
 float32 = _d("float32", "f32", 4, "float", np.float32, np.float32, "float")
 int8 = _d("int8", "i8", 1, "int", np.int8, np.int8, "int8_t")
 uint8 = _d("uint8", "u8", 1, "uint", np.uint8, np.uint8, "uint8_t")
@@ -72,13 +84,13 @@ int32 = _d("int32", "i32", 4, "int", np.int32, np.int32, "int32_t")
 uint32 = _d("uint32", "u32", 4, "uint", np.uint32, np.uint32, "uint32_t")
 int64 = _d("int64", "i64", 8, "int", np.int64, np.int64, "int64_t")
 uint64 = _d("uint64", "u64", 8, "uint", np.uint64, np.uint64, "uint64_t")
-float8_e4m3 = _d("float8_e4m3", "e4m3", 1, "float", ml_dtypes.float8_e4m3fn, np.uint8, "float8_e4m3_t")
-float8_e5m2 = _d("float8_e5m2", "e5m2", 1, "float", ml_dtypes.float8_e5m2, np.uint8, "float8_e5m2_t")
+float8_e4m3 = _d("float8_e4m3", "e4m3", 1, "float", "ml:float8_e4m3fn", np.uint8, "float8_e4m3_t")
+float8_e5m2 = _d("float8_e5m2", "e5m2", 1, "float", "ml:float8_e5m2", np.uint8, "float8_e5m2_t")
 # a5's HiFloat8 (no numpy type exists): host arrays hold the codes as uint8; hif8_encode /
 # hif8_decode convert values.
 hifloat8 = _d("hifloat8", "hif8", 1, "float", np.uint8, np.uint8, "hifloat8_t", coded=True)
 # a5's MX block scale: a byte s meaning 2**(s - 127) (0xFF is NaN; no sign, no zero).
-float8_e8m0 = _d("float8_e8m0", "e8m0", 1, "float", ml_dtypes.float8_e8m0fnu, np.uint8, "float8_e8m0_t")
+float8_e8m0 = _d("float8_e8m0", "e8m0", 1, "float", "ml:float8_e8m0fnu", np.uint8, "float8_e8m0_t")
 
 # a5's 4-bit floats, two per byte (low nibble first): an element is one byte holding a pair.
 # Host arrays hold the packed bytes as uint8 (pack_fp4 / unpack_fp4 convert values).
@@ -91,7 +103,18 @@ ALL: tuple[DType, ...] = (float16, bfloat16, float32, int8, uint8, int16, uint16
 PACKED: tuple[DType, ...] = tuple(d for d in ALL if d.lanes > 1)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {d.short: d for d in ALL}
 BY_NAME |= {"half": float16, "float": float32, "bf16": bfloat16, "fp16": float16, "fp32": float32}
-_BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL if not d.coded}
+_BY_NP: dict[np.dtype, DType] = {d.np_spec: d for d in ALL
+                                  if not d.coded and not isinstance(d.np_spec, str)}
+
+
+def from_numpy(npd: np.dtype) -> DType | None:
+    """The DType of a host array's dtype, None if it has none. An ml_dtypes dtype (its module
+    is loaded, since the caller holds one) fills in the ml_dtypes entries first."""
+    d = _BY_NP.get(npd)
+    if d is None and getattr(npd.type, "__module__", "").startswith("ml_dtypes"):
+        _BY_NP.update({x.np: x for x in ALL if not x.coded and isinstance(x.np_spec, str)})
+        d = _BY_NP.get(npd)
+    return d
 
 LEGAL_NAMES = ", ".join(d.name for d in ALL)
 
@@ -122,7 +145,7 @@ def as_dtype(x: Any, context: str | None = None) -> DType:
         npd = np.dtype(x)
     except TypeError:
         raise _reject(repr(x), context) from None
-    d = _BY_NP.get(npd)
+    d = from_numpy(npd)
     if d is None:
         raise _reject(str(npd), context)
     return d

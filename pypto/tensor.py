@@ -143,7 +143,7 @@ def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
         data = data.numpy()
     if dtype is not None and dtype.coded:
         return _code_bytes(data, dtype), dtype
-    if isinstance(data, np.generic) and data.dtype in D._BY_NP:
+    if isinstance(data, np.generic) and D.from_numpy(data.dtype) is not None:
         data = np.asarray(data)          # a numpy scalar of a PTO type keeps it, as arrays do
     if isinstance(data, np.ndarray) and data.dtype != object:
         if dtype is None:

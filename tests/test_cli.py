@@ -20,7 +20,8 @@ from pypto import errors as E
 from pypto.backends.sim import options as O
 
 REPO = Path(__file__).resolve().parents[1]
-ENV_VARS = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE", "PYPTO_SIM_THREADS", "PYPTO_CACHE_DIR")
+ENV_VARS = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE", "PYPTO_SIM_THREADS", "PYPTO_CACHE_DIR",
+            "PYPTO_CPUSIM_CXXFLAGS")
 # The version written in pyproject.toml (independent of pypto.__version__).
 VERSION = re.search(r'^version\s*=\s*"([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
 NPU_USABLE = os.path.exists("/dev/davinci0") and bool(os.environ.get("ASCEND_HOME_PATH"))
@@ -131,7 +132,8 @@ def test_doctor_requires_the_backend_pypto_init_would_use(env, capsys):
 
 
 @pytest.mark.parametrize("var, value", [("PYPTO_SIM_THREADS", "abc"), ("PYPTO_SIM_MODE", "fast"),
-                                        ("PYPTO_SOC", "nosuchsoc"), ("PYPTO_BACKEND", "cuda")])
+                                        ("PYPTO_SOC", "nosuchsoc"), ("PYPTO_BACKEND", "cuda"),
+                                        ("PYPTO_CPUSIM_CXXFLAGS", "-Ofast")])
 def test_doctor_fails_on_a_setting_that_breaks_init(env, capsys, var, value):
     env.setenv(var, value)
     O.reload_env()

@@ -113,14 +113,11 @@ def _scalar(op: A.Operator, f: A.ScalarField, v: Any) -> np.generic:
                    f"{f.name} is {IDL_NAME[f.dtype]}: its value is {kind}", f"pass {kind}") from None
 
 
-_HOST_TYPES = frozenset(d.np for d in D.ALL if not d.coded)
-
-
 def _array(op: A.Operator, f: A.TensorField, v: Any) -> np.ndarray:
     """The input as its declared dtype holds it, widened to float64 / int64."""
     try:
         arr = np.asarray(v)
-        if arr.dtype.kind not in "biuf" and arr.dtype not in _HOST_TYPES:    # bf16, fp8 are "V"
+        if arr.dtype.kind not in "biuf" and D.from_numpy(arr.dtype) is None:    # bf16, fp8 are "V"
             raise TypeError(arr.dtype)
         with np.errstate(all="ignore"):
             return arr.astype(f.dtype.np).astype(_wide(f.dtype))

@@ -92,7 +92,7 @@ def cpusim_flags(text: str | None) -> dict:
     opts = [w for w in words if w in OPT_LEVELS]
     bad = [w for w in words if w.startswith("-O") and w not in OPT_LEVELS]
     if bad:
-        raise ConfigError(f"PYPTO_CPUSIM_CXXFLAGS names {bad[0]}",
+        raise ConfigError(f"PYPTO_CPUSIM_CXXFLAGS={text!r} names {bad[0]}",
                           rule=f"the optimisation level is one of {', '.join(OPT_LEVELS)}",
                           fix="use e.g. PYPTO_CPUSIM_CXXFLAGS='-O3 -march=native'")
     return dict(opt=opts[-1] if opts else "-O2", flags=tuple(w for w in words if w not in OPT_LEVELS))

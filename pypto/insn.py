@@ -10,6 +10,7 @@ untouched.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -44,7 +45,7 @@ class Insn:
         self._slots = self._form.slots
         self._ops: list[Any] = [_UNSET] * len(self._slots)
         self._params: dict[str, Any] = {}
-        self._ready: tuple | None = None      # (operands, kernel, blocks, args) of the last launch
+        self._ready: tuple | None = None      # (operands, prepared launch) of the last launch
         legal = spec.dtypes_on(session.soc.name)
         self.dtypes: tuple[D.DType, ...] = tuple(D.BY_NAME[s] for s in legal if isinstance(s, str))
         for k, v in params.items():
@@ -126,9 +127,9 @@ class Insn:
         """Run the instruction. Validates every operand first; then stages, launches, copies back.
         Executing again with the same device tensors and scalars reuses the checked launch."""
         ready = self._ready
-        if ready is not None and runtime._session is self._session and \
-                all(not t.is_freed for t in ready[0]):
-            ready[1][ready[2]](*ready[3])
+        if ready is not None and runtime._session is self._session and runtime.launch_hook is None \
+                and all(not t.is_freed for t in ready[0]):
+            ready[1]()
             return
         self._prepared(None)
 
@@ -199,7 +200,8 @@ class Insn:
                 return show(kern, args, blocks)
             kern[blocks](*args)
             if not staged:                     # device tensors only: the next execute() may reuse it
-                self._ready = (tuple(v for v in self._ops if isinstance(v, Tensor)), kern, blocks, args)
+                run = kern.ready_launch(blocks, args) or functools.partial(kern[blocks], *args)
+                self._ready = (tuple(v for v in self._ops if isinstance(v, Tensor)), run)
             for host, t in outputs:
                 np.copyto(host, t.numpy())
         finally:

@@ -310,6 +310,11 @@ class Tensor:
                              rule=rule, fix=f"reshape it first: arr.reshape({self._shape})")
         self._session.backend.copy_in(self._buf, arr)
 
+    def _copy_device_from(self, other: "Tensor") -> None:
+        """Copy a device tensor of this shape and dtype into this one, device to device."""
+        n = math.prod(self._shape) * self._dtype.itemsize
+        self._session.backend.copy_device(self._buf, other._buf, n)
+
     # -- lifetime -------------------------------------------------------------------------------
     def free(self) -> None:
         """Release the device memory now; later use raises UseAfterFreeError."""

@@ -23,6 +23,12 @@ R, C = 4, 64
 VALID = (3, 50)            # a partial valid region: the loops' row length is not the tile's
 
 
+def _after(src, dst) -> None:
+    """Order pipe dst after pipe src (traced inside the kernels below)."""
+    pto.set_flag(src, dst, pto.EVENT_ID0)
+    pto.wait_flag(src, dst, pto.EVENT_ID0)
+
+
 def _kernel(form: str, dt):
     @pypto.kernel
     def k(x, y, z):
@@ -30,8 +36,7 @@ def _kernel(form: str, dt):
         b = pto.Tile(pto.Vec, dt, (R, C), valid=VALID)
         pto.TLOAD(a, x[0:VALID[0], 0:VALID[1]])
         pto.TLOAD(b, y[0:VALID[0], 0:VALID[1]])
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
+        _after(pto.PIPE_MTE2, pto.PIPE_V)
         out = a
         if form == "a=a+b":
             pto.TADD(a, a, b)
@@ -49,8 +54,7 @@ def _kernel(form: str, dt):
             out = b
         elif form == "a=exp(a)":
             pto.TEXP(a, a)
-        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
-        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
+        _after(pto.PIPE_V, pto.PIPE_MTE3)
         pto.TSTORE(z[0:VALID[0], 0:VALID[1]], out)
     k.__name__ = f"fast_{form}"
     return k
@@ -172,11 +176,9 @@ def _rowred_kernel(name: str):
         tmp = pto.Tile(pto.Vec, pto.float32, (RR, C))
         m = pto.Tile(pto.Vec, pto.float32, (RR, 1), blayout=pto.ColMajor)
         pto.TLOAD(t, x)
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, pto.EVENT_ID0)
+        _after(pto.PIPE_MTE2, pto.PIPE_V)
         getattr(pto, name)(m, t, tmp)
-        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
-        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, pto.EVENT_ID0)
+        _after(pto.PIPE_V, pto.PIPE_MTE3)
         pto.TSTORE(y, m)
     return k
 
@@ -208,3 +210,46 @@ def test_row_max_min_keep_the_earlier_zero(soc, name):
     assert np.array_equal(np.signbit(got), np.signbit(np.array(want, np.float32))) and not got.any()
     pypto.finalize()
     pypto.init(backend="sim")
+
+
+# -- TROWEXPAND<op> on f32 rows: one vectorised loop per op, in place or not -------------------
+ER, EC, EVALID = 8, 64, (6, 50)
+
+
+def _rowexpand_kernel(op: str, in_place: bool):
+    @pypto.kernel
+    def k(x, v, z):
+        a = pto.Tile(pto.Vec, pto.float32, (ER, EC), valid=EVALID)
+        d = pto.Tile(pto.Vec, pto.float32, (ER, EC), valid=EVALID)
+        col = pto.Tile(pto.Vec, pto.float32, (ER, 1), blayout=pto.ColMajor, valid=(EVALID[0], 1))
+        pto.TLOAD(a, x[0:EVALID[0], 0:EVALID[1]])
+        pto.TLOAD(col, v[0:EVALID[0], 0:1])
+        _after(pto.PIPE_MTE2, pto.PIPE_V)
+        out = a if in_place else d
+        getattr(pto, f"TROWEXPAND{op}")(out, a, col)
+        _after(pto.PIPE_V, pto.PIPE_MTE3)
+        pto.TSTORE(z[0:EVALID[0], 0:EVALID[1]], out)
+    k.__name__ = f"rowexpand_{op}_{'inplace' if in_place else 'apart'}"
+    return k
+
+
+_EXPAND: dict = {}
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), op=st.sampled_from(["ADD", "SUB", "MUL", "DIV", "MAX", "MIN"]),
+       in_place=st.booleans())
+def test_rowexpand_f32_rows_equal_the_reference(seed, op, in_place):
+    from conformance import ref_reduce
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 1 << 32, (EVALID[0], EVALID[1] + 1), dtype=np.uint64).astype(np.uint32)
+    x, v = raw[:, :EVALID[1]].view(np.float32).copy(), raw[:, EVALID[1]:].view(np.float32).copy()
+    key = (op, in_place)
+    if key not in _EXPAND:
+        _EXPAND[key] = _rowexpand_kernel(op, in_place)
+    z = pypto.Tensor(np.zeros_like(x))
+    _EXPAND[key](pypto.Tensor(x), pypto.Tensor(v), z)
+    want, loose = ref_reduce.rowexpand_op(op.lower(), x, v, *EVALID, with_loose=True)
+    got = z.numpy()
+    assert np.array_equal(np.isnan(got[loose]), np.isnan(want[loose]))
+    np.testing.assert_array_equal(got[~loose].view(np.uint32), want[~loose].view(np.uint32))

@@ -79,3 +79,61 @@ def test_kernel_relaunch_and_its_memory(session):
     z = pypto.zeros((8, 64))
     with pytest.raises(E.KernelError, match="takes 3 arguments"):
         scale(z, z)
+
+
+def test_a_repeated_launch_reports_a_fault_the_data_causes_and_recovers():
+    """The prepared repeat reuses its error record: a fault the new data causes is reported as a
+    full launch reports it, and the next clean launch is not haunted by it."""
+    pypto.finalize()
+    pypto.init(soc="a5", sim=pypto.SimOptions(checks="strict"))
+    try:
+        a = pypto.Tensor(np.arange(1, 41, dtype=np.int32).reshape(4, 10) * 7)
+        b = pypto.Tensor(np.full((4, 10), 3, np.int32))
+        c = pypto.zeros((4, 10), pypto.int32)
+        div = pypto.load_insn("div")
+        for i, t in enumerate((a, b, c)):
+            div.set_operand(i, t)
+        div.execute()
+        np.testing.assert_array_equal(c.numpy(), (np.arange(1, 41).reshape(4, 10) * 7) // 3)
+        zero = np.full((4, 10), 3, np.int32)
+        zero[2, 5] = 0
+        b.copy_from(zero)
+        with pytest.raises(E.UndefinedBehaviorError) as fast:
+            div.execute()                                   # same operands: the prepared repeat
+        fresh = pypto.load_insn("div")
+        for i, t in enumerate((a, b, c)):
+            fresh.set_operand(i, t)
+        with pytest.raises(E.UndefinedBehaviorError) as full:
+            fresh.execute()                                 # a new Insn: the full path
+        assert str(fast.value) == str(full.value)
+        assert f"(0, {2 * 10 + 5})" in str(fast.value)      # the library kernel sees one row
+        b.copy_from(np.full((4, 10), 5, np.int32))
+        div.execute()
+        np.testing.assert_array_equal(c.numpy(), (np.arange(1, 41).reshape(4, 10) * 7) // 5)
+    finally:
+        pypto.finalize()
+
+
+def test_repeated_launches_from_several_threads_each_get_their_own_result(session):
+    """One Insn per thread, all prepared, run at once: every thread's result is its own."""
+    from concurrent.futures import ThreadPoolExecutor
+    a = [pypto.Tensor(np.full(64, k, np.float32)) for k in range(4)]
+    outs = [pypto.zeros((64,), pypto.float32) for _ in range(4)]
+    insns = []
+    for k in range(4):
+        ins = pypto.load_insn("mul")
+        for i, t in enumerate((a[k], a[k], outs[k])):
+            ins.set_operand(i, t)
+        ins.execute()
+        insns.append(ins)
+    bad = []
+
+    def work(k):
+        for _ in range(200):
+            insns[k].execute()
+            if not np.array_equal(outs[k].numpy(), np.full(64, k * k, np.float32)):
+                bad.append(k)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(4)))
+    assert not bad

@@ -6,9 +6,10 @@ underscored hooks (tinygrad's Allocator pattern).
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -17,11 +18,13 @@ from ..errors import HostBackingError, OutOfDeviceMemoryError, ShapeError, UseAf
 
 @dataclass
 class Stats:
-    """Host<->device traffic and device memory, as pypto.stats() reports them."""
+    """Host<->device (and device->device) traffic and device memory, as pypto.stats() reports them."""
     h2d_copies: int = 0
     h2d_bytes: int = 0
     d2h_copies: int = 0
     d2h_bytes: int = 0
+    d2d_copies: int = 0
+    d2d_bytes: int = 0
     live_tensors: int = 0
     live_bytes: int = 0
     peak_bytes: int = 0
@@ -143,6 +146,27 @@ class Backend:
             self.stats.d2h_copies += 1
             self.stats.d2h_bytes += dst.nbytes
 
+    def copy_device(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        """Copy the first nbytes of src to the start of dst on the device (one counted D2D copy)."""
+        src.check_live("device->device copy")
+        dst.check_live("device->device copy")
+        if nbytes > src.nbytes or nbytes > dst.nbytes:
+            raise ShapeError(
+                f"device->device copy of {nbytes} bytes from {src.label} ({src.nbytes} bytes) to "
+                f"{dst.label} ({dst.nbytes} bytes)",
+                rule="a device copy must fit both tensors", fix="copy between tensors of one shape")
+        self._copy_device(dst, src, nbytes)
+        lock = self.__dict__.setdefault("_gm_lock", threading.RLock())
+        with lock:
+            self.stats.d2d_copies += 1
+            self.stats.d2d_bytes += nbytes
+
+    def _copy_device(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        """Through host memory, for a backend without a device copy of its own."""
+        tmp = np.empty(nbytes, np.uint8)
+        self._copy_out(src, tmp)
+        self._copy_in(dst, tmp)
+
     def close(self) -> None:
         """Free everything this backend still holds (pypto.finalize())."""
         for buf in list(self.live.values()):
@@ -166,6 +190,12 @@ class Backend:
         """Run ``grid`` blocks of a compiled program. buffers: the kernel's tensor parameters as
         device addresses with shape and dtype, in parameter order; scalars likewise."""
         raise NotImplementedError
+
+    def prepare(self, program: "Program", buffers: "Sequence[BufferArg]", grid: int,
+                scalars: "Sequence[int | float]") -> "Callable[[], None]":
+        """The launch just made, ready to repeat with the same arguments (a kernel's fast path
+        calls it); a backend with nothing to precompute launches again."""
+        return functools.partial(self.launch, program, buffers, grid, scalars)
 
     # -- hooks ----------------------------------------------------------------------------------
     def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:

@@ -264,11 +264,11 @@ class CustomInsn:
             results = run(self._plan, inputs, env)
             try:
                 for f in self._op.outputs:
-                    out, got = named[f.name], results[f.name].numpy()
+                    out, got = named[f.name], results[f.name]
                     if isinstance(out, Tensor):
-                        out.copy_from(got)
+                        out._copy_device_from(got)
                     else:
-                        np.copyto(out, got)
+                        np.copyto(out, got.numpy())
             finally:
                 for t in {id(t): t for t in results.values()}.values():
                     if not t.is_freed:

@@ -111,7 +111,7 @@ class KernelFunction:
         ready = self._ready
         if ready is not None and ready[0] is backend and ready[1] == block_dim and \
                 _same_args(ready[2], args) and ready[3] == self.captured():
-            backend.launch(ready[4], ready[5], block_dim, ready[6])    # as checked last time
+            ready[4]()                                                  # as checked last time
             return
         specs = self.signature(args)
         tensors = [a for a, s in zip(args, specs) if s[0] == "T"]
@@ -132,7 +132,17 @@ class KernelFunction:
         hazards.enforce(k, backend.soc, self._checks(backend))
         program = backend.compile(k)
         backend.launch(program, buffers, block_dim, scalars)
-        self._ready = (backend, block_dim, _remember(args), self.captured(), program, buffers, scalars)
+        self._ready = (backend, block_dim, _remember(args), self.captured(),
+                       backend.prepare(program, buffers, block_dim, scalars))
+
+    def ready_launch(self, block_dim: int, args: tuple) -> Callable[[], None] | None:
+        """The last launch, prepared to repeat, if it had these blocks and arguments (for a
+        caller such as Insn.execute that holds its arguments fixed); else None."""
+        ready = self._ready
+        if ready is not None and ready[0] is runtime.current().backend and ready[1] == block_dim \
+                and _same_args(ready[2], args):
+            return ready[4]
+        return None
 
     def _checks(self, backend) -> str:
         return self.checks or getattr(getattr(backend, "options", None), "checks", "default")
@@ -210,6 +220,8 @@ class KernelFunction:
         if self._watched is None:      # modules, functions and classes are read at trace time
             self._watched = [n for n in self._gnames
                              if not isinstance(g.get(n), (types.ModuleType, type)) and not callable(g.get(n))]
+        if not self._watched and self.fn.__closure__ is None:
+            return ()
         out = [(n, type(g[n]).__name__, g[n]) for n in self._watched if n in g and _simple(g[n])]
         for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
             try:

@@ -25,7 +25,7 @@ from numba import njit
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import same_rows
-from ..backends.sim.lib.layout import offset
+from ..backends.sim.lib.layout import offset, row, row_dense
 from ..backends.sim.lib.ops import f16_to_f32, f32_to_f16
 from ..ir import guards as G
 from ..ir.registry import Unit, register
@@ -48,46 +48,53 @@ def _tree(buf, m):
 
 
 @njit(inline="always", **_J)
-def _lanes_a2a3(src, sl, r, svc, n, buf, lanes, f16):
-    """a2a3: fold a row into n lanes (element-type adds), then tree the lanes."""
+def _fold(lanes, x, f16):
+    """lanes[k] += x[k] lane by lane in f32, each sum rounded to the element type."""
+    if f16:
+        for k in range(x.size):
+            lanes[k] = f16_to_f32(f32_to_f16(lanes[k] + f16_to_f32(x[k])))
+    else:
+        for k in range(x.size):
+            lanes[k] = lanes[k] + x[k]
+
+
+@njit(inline="always", **_J)
+def _widen(buf, x, f16):
+    """buf[:x.size] = x as f32."""
+    if f16:
+        for k in range(x.size):
+            buf[k] = f16_to_f32(x[k])
+    else:
+        for k in range(x.size):
+            buf[k] = x[k]
+
+
+@njit(inline="always", **_J)
+def _lanes_a2a3(x, svc, n, buf, lanes, f16):
+    """a2a3: fold a row (a 1-D slice of svc elements) into n lanes (element-type adds), then
+    tree the lanes."""
     if svc <= n:
-        for k in range(svc):
-            x = src[offset(sl, r, k)]
-            buf[k] = f16_to_f32(x) if f16 else x
+        _widen(buf, x[:svc], f16)
         return _tree(buf, svc)
     full = svc // n
-    rem = svc - full * n
-    for k in range(n):
-        x = src[offset(sl, r, k)]
-        lanes[k] = f16_to_f32(x) if f16 else x
+    _widen(lanes, x[:n], f16)
     if full >= 2:
-        for k in range(n):
-            x = src[offset(sl, r, n + k)]
-            v = lanes[k] + (f16_to_f32(x) if f16 else x)
-            lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
-    for k in range(rem):
-        x = src[offset(sl, r, full * n + k)]
-        v = lanes[k] + (f16_to_f32(x) if f16 else x)
-        lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
+        _fold(lanes, x[n:2 * n], f16)
+    _fold(lanes, x[full * n:svc], f16)
     for i in range(2, full):
-        for k in range(n):
-            x = src[offset(sl, r, i * n + k)]
-            v = lanes[k] + (f16_to_f32(x) if f16 else x)
-            lanes[k] = f16_to_f32(f32_to_f16(v)) if f16 else v
+        _fold(lanes, x[i * n:(i + 1) * n], f16)
     for k in range(n):
         buf[k] = lanes[k]
     return _tree(buf, n)
 
 
 @njit(inline="always", **_J)
-def _repeats_a5(src, sl, r, svc, n, buf, f16):
+def _repeats_a5(x, svc, n, buf, f16):
     """a5: tree each repeat, add the repeat sums onto +0 in the element type."""
     acc = np.float32(0)
     for j0 in range(0, svc, n):
         m = min(n, svc - j0)
-        for k in range(m):
-            x = src[offset(sl, r, j0 + k)]
-            buf[k] = f16_to_f32(x) if f16 else x
+        _widen(buf, x[j0:j0 + m], f16)
         part = _tree(buf, m)
         if f16:
             part = f16_to_f32(f32_to_f16(part))
@@ -107,8 +114,15 @@ def rowsum(dst, dvr, dvc, dl, src, svr, svc, sl, a5, f16, err):
     n = 128 if f16 else 64
     buf = np.empty(128, np.float32)
     lanes = np.empty(128, np.float32)
+    line = np.empty(svc, src.dtype)              # a row of a layout whose rows are not dense
     for r in range(svr):
-        s = _repeats_a5(src, sl, r, svc, n, buf, f16) if a5 else _lanes_a2a3(src, sl, r, svc, n, buf, lanes, f16)
+        if row_dense(sl):
+            x = row(src, sl, r, svc)
+        else:
+            for k in range(svc):
+                line[k] = src[offset(sl, r, k)]
+            x = line
+        s = _repeats_a5(x, svc, n, buf, f16) if a5 else _lanes_a2a3(x, svc, n, buf, lanes, f16)
         if f16:
             dst[offset(dl, r, 0)] = f32_to_f16(s)
         else:

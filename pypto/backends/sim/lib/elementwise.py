@@ -103,13 +103,14 @@ def unary(dst, dvr, dvc, dl, a, avr, avc, al, err):
 
 # "unary_fast": ``{op}_fast`` is a vectorisable approximation (double), ``{op}_near(x, v)`` says
 # when its value v may round differently from ``{op}_exact``; such elements (rare) are computed again by ``exact``, so
-# the results are exact's, bit for bit.
+# the results are exact's, bit for bit. The approximation may fuse multiply-adds (fastmath
+# "contract"): that only makes it more accurate, and exact decides every element near a rounding.
 FORMS["unary_fast"] = """
 from {opmod} import {op}_fast as fast, {op}_exact as exact, {op}_near as near
 import numpy as np
 
 
-@njit(**_J)
+@njit(fastmath={"contract"}, **_J)
 def unary_fast(dst, dvr, dvc, dl, a, avr, avc, al, err):
     if not covers(1, avr, avc, dvr, dvc, err):
         return
@@ -128,13 +129,13 @@ def unary_fast(dst, dvr, dvc, dl, a, avr, avc, al, err):
             v = fast(x)
             buf[c] = v
             redo += near(x, v)
-        if redo == 0:
-            for c in range(dvc):
-                dr[c] = st(buf[c])
-        else:
+        if redo != 0:
             for c in range(dvc):
                 x = ld(ar[c])
-                dr[c] = st(exact(x) if near(x, buf[c]) else buf[c])
+                if near(x, buf[c]):
+                    buf[c] = exact(x)
+        for c in range(dvc):
+            dr[c] = st(buf[c])
 """
 
 

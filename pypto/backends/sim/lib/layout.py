@@ -161,12 +161,34 @@ def _runs(sl, s0, dl, d0, count, along_row):
     return length[:k], sp[:k], dp[:k]
 
 
+@njit(**_J)
+def _same_boxes(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
+    """Both layouts boxed alike with each box's elements consecutive, the window box-aligned."""
+    ir_, ic = dl[0], dl[1]
+    if ir_ * ic <= 1 or sl[0] != ir_ or sl[1] != ic or sl[4] != dl[4] or sl[5] != dl[5]:
+        return False
+    if not ((dl[4] == ic and dl[5] == 1) or (dl[4] == 1 and dl[5] == ir_)):
+        return False
+    return (rows % ir_ == 0 and cols % ic == 0 and dr0 % ir_ == 0 and dc0 % ic == 0
+            and sr0 % ir_ == 0 and sc0 % ic == 0)
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
 def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols
     window, through the two layouts, in runs along rows or along columns (whichever keeps dst,
     then src, consecutive): each run is one strided loop, a vectorised copy when both strides
-    are 1. A GM view's 2-D block is ``strided(row stride, col stride)``."""
+    are 1. A GM view's 2-D block is ``strided(row stride, col stride)``. Two layouts with the
+    same boxes (a box's elements consecutive, in the same order), over a box-aligned window, copy
+    whole boxes."""
+    if _same_boxes(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
+        ir_, ic = dl[0], dl[1]
+        for bi in range(rows // ir_):
+            for bj in range(cols // ic):
+                d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
+                s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
+                _run(dst, d, 1, src, s, 1, ir_ * ic, add)
+        return
     ds_r, ss_r = row_run(dl, 0)[1], row_run(sl, 0)[1]
     ds_c, ss_c = col_run(dl, 0)[1], col_run(sl, 0)[1]
     if ds_r == 1 and ss_r == 1:

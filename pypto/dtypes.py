@@ -7,6 +7,7 @@ second, and a process that never touches those types should not pay it.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +30,13 @@ class DType:
     lanes: int = 1     # values per element: 2 for the packed fp4 pairs (one byte, two values)
     coded: bool = False  # host arrays hold the bit codes (uint8), not values: hif8 and fp4
 
-    @property
+    @functools.cached_property
     def np(self) -> np.dtype:
         """The numpy (or ml_dtypes) dtype of host arrays of this type."""
-        spec = self.np_spec
-        if isinstance(spec, str):
+        if isinstance(self.np_spec, str):
             import ml_dtypes
-            spec = np.dtype(getattr(ml_dtypes, spec[3:]))
-            object.__setattr__(self, "np_spec", spec)
-        return spec
+            return np.dtype(getattr(ml_dtypes, self.np_spec[3:]))
+        return self.np_spec
 
     @property
     def is_float(self) -> bool:

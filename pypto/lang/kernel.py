@@ -108,10 +108,9 @@ class KernelFunction:
                 return hook(self, block_dim, args, lambda: self._launch(block_dim, *args))
             finally:
                 runtime.launch_hook = hook
-        ready = self._ready
-        if ready is not None and ready[0] is backend and ready[1] == block_dim and \
-                _same_args(ready[2], args) and ready[3] == self.captured():
-            ready[4]()                                                  # as checked last time
+        again = self.ready_launch(block_dim, args, backend)
+        if again is not None:
+            again()                                                     # as checked last time
             return
         specs = self.signature(args)
         tensors = [a for a, s in zip(args, specs) if s[0] == "T"]
@@ -135,12 +134,12 @@ class KernelFunction:
         self._ready = (backend, block_dim, _remember(args), self.captured(),
                        backend.prepare(program, buffers, block_dim, scalars))
 
-    def ready_launch(self, block_dim: int, args: tuple) -> Callable[[], None] | None:
-        """The last launch, prepared to repeat, if it had these blocks and arguments (for a
-        caller such as Insn.execute that holds its arguments fixed); else None."""
+    def ready_launch(self, block_dim: int, args: tuple, backend=None) -> Callable[[], None] | None:
+        """The last launch, prepared to repeat, if it ran on this backend with these blocks,
+        arguments and captured values (Insn.execute keeps it while its operands stay); else None."""
         ready = self._ready
-        if ready is not None and ready[0] is runtime.current().backend and ready[1] == block_dim \
-                and _same_args(ready[2], args):
+        if ready is not None and ready[0] is (backend or runtime.current().backend) and \
+                ready[1] == block_dim and _same_args(ready[2], args) and ready[3] == self.captured():
             return ready[4]
         return None
 

@@ -63,27 +63,27 @@ def _put(dst, i, r, f16):
 
 
 @njit(inline="always", **_J)
+def _f32_loop(dr, ar, y, opc, n):
+    for c in range(n):
+        dr[c] = np.float32(_apply(opc, ar[c], y, False))
+
+
+@njit(inline="always", **_J)
 def _f32_row(dr, ar, y, opc, n):
-    """dr[c] = op(ar[c], y) over f32 slices, the op chosen outside the loop (one plain loop per
-    op, which LLVM vectorises); + - * / in f32 round once, as the f64 route does."""
+    """dr[c] = op(ar[c], y) over f32 slices. Each op's loop is reached with opc a constant, so
+    the op is chosen once per row and LLVM vectorises the loop (a per-element choice stops it)."""
     if opc == ADD:
-        for c in range(n):
-            dr[c] = ar[c] + y
+        _f32_loop(dr, ar, y, ADD, n)
     elif opc == SUB:
-        for c in range(n):
-            dr[c] = ar[c] - y
+        _f32_loop(dr, ar, y, SUB, n)
     elif opc == MUL:
-        for c in range(n):
-            dr[c] = ar[c] * y
+        _f32_loop(dr, ar, y, MUL, n)
     elif opc == DIV:
-        for c in range(n):
-            dr[c] = ar[c] / y
+        _f32_loop(dr, ar, y, DIV, n)
     elif opc == MAX:
-        for c in range(n):
-            dr[c] = fmax(ar[c], y)
+        _f32_loop(dr, ar, y, MAX, n)
     else:
-        for c in range(n):
-            dr[c] = fmin(ar[c], y)
+        _f32_loop(dr, ar, y, MIN, n)
 
 
 @njit(**_J)

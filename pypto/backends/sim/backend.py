@@ -158,33 +158,23 @@ class SimBackend(Backend):
         c: _Compiled = program.artifact
         args = self._args(c, buffers, grid, scalars)
         ctx = LaunchContext(k.name, self.options.events, self.options.strict)
-        with self._lock:
-            self.stats.launches += 1
-        if c.seen and grid > 1:           # compiled before: every block goes to the workers
-            self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(grid)))
-            self._finish(program, buffers, c, ctx)
-            return
-        # block 0 runs on this thread first: its call compiles (or loads) the kernel once
-        try:
-            self._run_blocks(c, args, [0], ctx)
-        except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
-            if not c.seen:
+        self._count_launch()
+        first = 0
+        if not c.seen:      # block 0 runs on this thread first: its call compiles (or loads) the kernel
+            first = 1
+            try:
+                self._run_blocks(c, args, [0], ctx)
+            except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
                 raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
                                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                                rule="this is a pypto bug, not an error in your kernel",
                                fix="please report it with the kernel; meanwhile try "
                                    "@pypto.kernel(mode='eager')") from e
-            raise
+        if grid > first and ctx.first_fault() is None:
+            self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(first, grid)))
         if len(c.fn.overloads) != c.seen.get("n"):
             with self._lock:
                 C.count_new_specialisations(c.fn, c.seen, self.stats)
-        if grid > 1 and ctx.first_fault() is None:
-            self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(1, grid)))
-        self._finish(program, buffers, c, ctx)
-
-    def _finish(self, program: Program, buffers: Sequence[BufferArg], c: "_Compiled",
-                ctx: LaunchContext) -> None:
-        """Keep the launch's events; raise the fault of its lowest faulting block."""
         if self.options.events:
             self.last_events, self.last_event_sites = ctx.events(), c.gen.sites
         bad = ctx.first_fault()
@@ -203,7 +193,7 @@ class SimBackend(Backend):
         gm_refs = [(i, weakref.ref(template[i])) for i, (kind, _, _) in enumerate(c.plan) if kind == "g"]
         for i, _ in gm_refs:
             template[i] = None
-        local, strict, spaces, fn = threading.local(), int(self.options.strict), c.gen.spaces, c.fn
+        local, strict, spaces, fn = threading.local(), self.options.strict, c.gen.spaces, c.fn
 
         def run() -> None:
             mine = getattr(local, "mine", None)
@@ -219,16 +209,18 @@ class SimBackend(Backend):
                 args[i] = ref()
                 if args[i] is None:
                     return self.launch(program, buffers, grid, scalars)
-            rec.err.fill(0)
-            rec.err[E.STRICT] = strict
-            with self._lock:
-                self.stats.launches += 1
+            rec.reset(strict)
+            self._count_launch()
             onchip.poison(spaces)
             fn(*args)
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = 0
                 _raise_fault(program, buffers, rec.err)
         return run
+
+    def _count_launch(self) -> None:
+        with self._lock:
+            self.stats.launches += 1
 
     def _parallel(self, run: Callable[[list[int]], None], rest: list[int]) -> None:
         """Spread blocks round-robin over this thread and the backend's persistent worker threads

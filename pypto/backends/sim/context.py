@@ -80,6 +80,12 @@ class WorkerRecord:
     def failed(self) -> bool:
         return int(self.err[0]) != 0
 
+    def reset(self, strict: bool) -> None:
+        """Ready for a launch: no error, no events, the strict-checks flag set."""
+        self.err.fill(0)
+        self.err[E.STRICT] = int(strict)
+        self.events[0, 0] = 0
+
 
 @dataclass
 class LaunchContext:
@@ -92,9 +98,9 @@ class LaunchContext:
 
     def worker(self) -> WorkerRecord:
         rec = WorkerRecord()
-        rec.err[E.STRICT] = int(self.strict)
         if self.event_capacity:
             rec.events = np.zeros((self.event_capacity + 1, 4), np.int64)
+        rec.reset(self.strict)
         with self._lock:
             self.records.append(rec)
         return rec

@@ -179,3 +179,18 @@ def test_a_second_process_loads_kernels_that_call_through_xcall_from_the_cache(t
                            text=True, check=True).stdout.split() for _ in range(2)]
     assert int(runs[0][0]) >= 1
     assert int(runs[1][0]) == 0 and int(runs[1][1]) >= 1
+
+
+def test_the_same_kernel_started_from_another_script_path_loads_from_the_cache(tmp_path):
+    """The kernel's module name does not depend on the file it was started from (defect: a
+    script run as `python x.py`, from another directory or as `python -c` compiled again)."""
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "first.py").write_text(CVT_CHILD)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "second.py").write_text(CVT_CHILD)
+    runs = [subprocess.run([sys.executable, str(tmp_path / d / f), "compiled"], env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
+            for d, f in (("a", "first.py"), ("b", "second.py"))]
+    assert int(runs[0][0]) >= 1
+    assert int(runs[1][0]) == 0 and int(runs[1][1]) >= 1

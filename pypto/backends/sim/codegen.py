@@ -282,7 +282,9 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
                        f"{alias} = guarded({alias}_impl, link={not via})")
     imports += g.chunks
     # no SoC in the text: where both SoCs lower a kernel alike, they share one compiled module
-    src = module_source(f"kernel {k.name} ({k.source})", imports, params, body)
+    # the kernel's name but not its file: the same kernel started as `python x.py`, `python -c` or
+    # from another directory is one module, compiled once
+    src = module_source(f"kernel {k.name}", imports, params, body)
     return Generated(src, params, g.sites, shape_vars, spaces, space_params)
 
 

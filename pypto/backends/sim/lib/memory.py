@@ -26,7 +26,8 @@ from .layout import copy_runs, offset, strided
 from .xcall import xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
-_copy_runs = xcall(copy_runs)     # compiled once per types, not again inside every kernel
+# compiled once per element types (loads and stores alike), not again inside every kernel
+_copy_runs = xcall(copy_runs, literals=False)
 
 ROW, COL, NZ = 0, 1, 2
 # TLOAD padding: none, the tail of each valid row's last 32-byte block, or of each valid column's

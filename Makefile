@@ -34,6 +34,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/checks_cost.py
 	$(PY) benchmarks/goals.py
 	$(PY) benchmarks/vs_ptoisa.py
+	$(PY) benchmarks/calibration.py
+	$(PY) benchmarks/timeline_cost.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -19,6 +19,7 @@ from .idl.custom import load_custom_insn
 from .backends.sim.options import SimOptions
 from .lang import pto
 from .lang.kernel import check, kernel
+from .timing import Timeline, timeline
 
 __version__ = "0.1.0"
 
@@ -38,5 +39,5 @@ __all__ = [
     "load_custom_insn", "Insn", "kernel", "check", "pto", "SimOptions", "PtoError", "errors", "DType",
     "float16", "bfloat16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32",
     "int64", "uint64", "float8_e4m3", "float8_e5m2", "hifloat8", "float8_e8m0", "float4_e2m1x2", "float4_e1m2x2", "dtypes",
-    "quant_scale",
+    "quant_scale", "timeline", "Timeline",
 ]

@@ -381,7 +381,9 @@ def _parser() -> argparse.ArgumentParser:
                                   "backend (pypto golden record|compare --help)", add_help=False)
     sub.add_parser("codegen", help="IDL file -> <stem>_pypto.cpp (same as python -m pto.codegen)",
                    description="pypto codegen --idl FILE.idl [--output_dir DIR] [--target pypto|npu]")
-    sub.metavar = "{info,doctor,cpp,codegen,golden,conformance}"
+    sub.add_parser("trace", help="run a script and write each launch's per-pipe timeline as Chrome "
+                                 "trace JSON (pypto trace --help)", add_help=False)
+    sub.metavar = "{info,doctor,cpp,codegen,golden,conformance,trace}"
     return ap
 
 
@@ -395,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["golden"]:               # record / compare: pypto/testing/golden.py
         from pypto.testing.golden import main as golden
         return golden(argv[1:])
+    if argv[:1] == ["trace"]:                # timelines of a script's launches: pypto/timing/cli.py
+        from pypto.timing.cli import main as trace
+        return trace(argv[1:])
     if argv[:1] == ["conformance"]:          # the suite and its reports: pypto/testing/conformance.py
         from pypto.testing.conformance import main as conformance
         return conformance(argv[1:])

@@ -207,6 +207,10 @@ class IndexRangeError(KernelError):
     """A runtime index or offset operand lies outside what the instruction may touch."""
 
 
+class TimelineError(PtoError):
+    """pypto.timeline cannot run here (it needs the simulator's recorded instruction stream)."""
+
+
 class NotSimulatedError(PtoError):
     """The instruction is in the ISA table but its semantics are not built on this backend yet."""
 

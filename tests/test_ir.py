@@ -199,11 +199,21 @@ def test_event_buffer_records_instruction_block_and_pipe(mode):
         x, z = pypto.Tensor(np.zeros((3, 8), np.float32)), pypto.zeros((3, 8), pypto.float32)
         k[3](x, z)
         be = pypto.runtime.current().backend
-        ev = be.last_events
+        from pypto.ir.nodes import InstrNode, Sync
+        every = be.last_events
+        kinds = [type(be.last_event_sites[s]) for s in every[:, 0]]
+        # flags too (the timeline orders pipes by them); auto mode's flags exist only in the
+        # traced kernel: eager mode runs the body without them
+        assert set(kinds) == ({InstrNode, Sync} if mode == "compiled" else {InstrNode})
+        ev = every[[k is InstrNode for k in kinds]]
         assert ev.shape == (3 * 2 * 3, 4)
         names = [be.last_event_sites[s].name for s in ev[:, 0]]
         assert names == ["TLOAD", "TADDS", "TSTORE"] * 6
         assert list(ev[:, 1]) == [b for b in range(3) for _ in range(6)]
         assert [PIPES[p] for p in ev[:, 2]] == ["MTE2", "V", "MTE3"] * 6
+        for row, k in zip(every, kinds):                # a wait is recorded on the pipe it holds
+            node = be.last_event_sites[row[0]]
+            if k is Sync and node.kind == "wait_flag":
+                assert PIPES[row[2]] == node.dst
     finally:
         pypto.finalize()

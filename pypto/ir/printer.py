@@ -77,3 +77,45 @@ def print_kernel(k: Kernel) -> str:
     _stmts(k.body, 1, out)
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _uses(k: Kernel) -> dict[int, tuple[int, int]]:
+    """Per tile id: the first and last statement (numbered in program order) naming it."""
+    from .nodes import walk
+    span: dict[int, tuple[int, int]] = {}
+    for i, s in enumerate(walk(k.body), 1):
+        tiles = [o for o in getattr(s, "operands", ()) if isinstance(o, TileVar)]
+        tiles += [s.tile] if isinstance(s, (SetValid, Assign)) else []
+        for t in tiles:
+            a, _ = span.get(t.id, (i, i))
+            span[t.id] = (a, i)
+    return span
+
+
+def explain_kernel(k: Kernel, soc) -> str:
+    """The kernel's IR, then each tile's space, byte range and live range (statements numbered
+    as in program order, loops once), then a memory map per on-chip space."""
+    out = [print_kernel(k).rstrip("\n"), "", "tiles (live range: first..last statement using it):"]
+    span = _uses(k)
+    by_space: dict[str, list] = {}
+    for t in k.tiles:
+        ty = t.type
+        space = soc.space(ty.loc)
+        lo = t.addr if t.addr is not None else None
+        rng = f"[{lo:#07x}, {lo + ty.nbytes:#07x})" if lo is not None else "(not placed)"
+        live = span.get(t.id)
+        live_s = f"{live[0]}..{live[1]}" if live else "unused"
+        out.append(f"  %{t.name:<12} {ty.loc:<6} {space.buffer:<4} {rng:<20} {ty.nbytes:>7} B  "
+                   f"live {live_s}")
+        if lo is not None:
+            by_space.setdefault(ty.loc, []).append((lo, lo + ty.nbytes, t.name, live_s))
+    out.append("")
+    out.append("memory map:")
+    for loc, items in by_space.items():
+        cap = soc.space(loc).capacity
+        used = sum(b - a for a, b, _, _ in items)
+        out.append(f"  {loc} ({soc.space(loc).buffer}, {cap // 1024} KiB): {used} B in "
+                   f"{len(items)} tile(s)")
+        for a, b, name, live in sorted(items):
+            out.append(f"    {a:#07x}-{b:#07x}  %{name} (live {live})")
+    return "\n".join(out) + "\n"

@@ -25,7 +25,7 @@ from ..backends.base import BufferArg
 from ..errors import HostMemoryError, KernelError, TraceError
 from ..ir import hazards, passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
-from ..ir.printer import print_kernel
+from ..ir.printer import explain_kernel, print_kernel
 from .builder import activate
 from .semantic import py_scalar
 from .tile import GmTensor
@@ -277,6 +277,17 @@ class KernelFunction:
         guards=False leaves out pypto's run-time checks (PYPTO_GUARD lines) for reading."""
         from ..backends import emit_cpp
         return emit_cpp(self.traced(*args), runtime.current().soc, guards=guards)
+
+    def profile(self, *args: Any, grid: int = 1, **options: Any):
+        """pypto.timeline(self, *args, grid=grid): run on the simulator and lay the launch out on
+        the SoC's pipes (cycles, per-pipe busy ratios, a Chrome trace with .save)."""
+        from ..timing import timeline
+        return timeline(self, *args, grid=grid, **options)
+
+    def explain(self, *args: Any) -> str:
+        """The kernel's IR for these arguments with every tile's space, address range and live
+        range (first and last statement using it), then a memory map per on-chip space."""
+        return explain_kernel(self.traced(*args), runtime.current().soc)
 
     def check(self, *args: Any, strict: bool = False) -> list:
         """Every finding of the manual-mode checker for these arguments (nothing runs): a list of

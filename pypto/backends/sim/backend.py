@@ -7,6 +7,8 @@ its own on-chip memory, poisoned at the block's start.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import threading
 import weakref
@@ -34,8 +36,8 @@ class _Compiled:
     """A compiled kernel: generated code, its numba function, where each launch value goes
     (``plan``: one (kind, index, dim) per parameter) and the specialisations counted so far."""
 
-    def __init__(self, gen, fn, plan):
-        self.gen, self.fn, self.plan, self.seen = gen, fn, plan, {}
+    def __init__(self, gen, fn, plan, events: bool = False):
+        self.gen, self.fn, self.plan, self.seen, self.events = gen, fn, plan, {}, events
         names = gen.params
         self.block_slot = names.index("block_idx")
         self.err_slot, self.ev_slot = names.index("err"), names.index("ev")
@@ -84,6 +86,7 @@ class SimBackend(Backend):
         # sequence number), and the IR node of each site
         self.last_events: np.ndarray | None = None
         self.last_event_sites: list = []
+        self.last_events_dropped = 0           # events past the capacity (not recorded)
 
     # -- memory hooks ------------------------------------------------------------------------
     def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:
@@ -117,18 +120,19 @@ class SimBackend(Backend):
     def compile(self, kernel: Kernel, target: str | None = None) -> Program:
         """Generate and load the kernel's numba module (NotSimulatedError names any instruction
         the simulator cannot run). One program per kernel object."""
-        prog = self._programs.get(id(kernel))
+        key = (id(kernel), self.options.events > 0)   # recording events is a different module
+        prog = self._programs.get(key)
         if prog is not None and prog.kernel is kernel:
             return prog
         with self._lock:
-            prog = self._programs.get(id(kernel))
+            prog = self._programs.get(key)
             if prog is not None and prog.kernel is kernel:
                 return prog
             passes.run(kernel, self.soc)
-            gen = codegen.generate(kernel, self.soc, self.options.cache_dir, self.options.events > 0)
+            gen = codegen.generate(kernel, self.soc, self.options.cache_dir, key[1])
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen)))
-            self._programs[id(kernel)] = prog
+            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), key[1]))
+            self._programs[key] = prog
             return prog
 
     def _gm(self, b: BufferArg) -> np.ndarray:
@@ -155,6 +159,8 @@ class SimBackend(Backend):
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:
         k: Kernel = program.kernel
+        if program.artifact.events != (self.options.events > 0):   # recording switched on or off
+            program = self.compile(k)
         c: _Compiled = program.artifact
         args = self._args(c, buffers, grid, scalars)
         ctx = LaunchContext(k.name, self.options.events, self.options.strict)
@@ -177,6 +183,7 @@ class SimBackend(Backend):
                 C.count_new_specialisations(c.fn, c.seen, self.stats)
         if self.options.events:
             self.last_events, self.last_event_sites = ctx.events(), c.gen.sites
+            self.last_events_dropped = ctx.dropped()
         bad = ctx.first_fault()
         if bad is not None:
             _raise_fault(program, buffers, bad.err)
@@ -204,6 +211,8 @@ class SimBackend(Backend):
                 args[c.err_slot], args[c.ev_slot], args[c.block_slot] = rec.err, rec.events, 0
                 mine = local.mine = (onchip, rec, args)
             onchip, rec, args = mine
+            if self.options.events:          # recording (pypto.timeline): a full launch
+                return self.launch(program, buffers, grid, scalars)
             args = args.copy()
             for i, ref in gm_refs:
                 args[i] = ref()
@@ -281,6 +290,20 @@ class SimBackend(Backend):
         finally:                      # a faulted launch keeps its events too, as in compiled mode
             if self.options.events:
                 self.last_events, self.last_event_sites = ctx.events(), sites
+                self.last_events_dropped = ctx.dropped()
+
+    @contextlib.contextmanager
+    def recording(self, capacity: int, mode: str | None = None):
+        """Launches inside the block record up to ``capacity`` events per worker (the timeline's
+        input), as SimOptions(events=capacity) would, in ``mode`` if given; the options are
+        restored after."""
+        before = self.options
+        self.options = dataclasses.replace(before, events=max(1, int(capacity)),
+                                           mode=mode or before.mode)
+        try:
+            yield self
+        finally:
+            self.options = before
 
     def close(self) -> None:
         super().close()

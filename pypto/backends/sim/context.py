@@ -110,6 +110,10 @@ class LaunchContext:
         bad = [r for r in self.records if r.failed]
         return min(bad, key=lambda r: int(r.err[E.BLOCK])) if bad else None
 
+    def dropped(self) -> int:
+        """Events counted past a worker's capacity (not recorded)."""
+        return sum(max(0, int(r.events[0, 0]) - (len(r.events) - 1)) for r in self.records)
+
     def events(self) -> np.ndarray:
         """All recorded events, rows of (site, block, pipe code, order in its worker's buffer),
         sorted by block, then in the order they ran."""

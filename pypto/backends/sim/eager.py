@@ -238,10 +238,15 @@ class EagerExecutor(Builder):
             self._run(c, stmt)
         if isinstance(stmt, InstrNode):
             self.stored = self.stored or stmt.name == "TSTORE"
+        if isinstance(stmt, (InstrNode, Sync)):
             ev = self.rec.events
             if len(ev) > 1:                   # SimOptions(events=N): the same rows compiled code writes
                 self.sites.append(stmt)
-                pipe = PIPES.index(stmt.pipe) if stmt.pipe in PIPES else -1
+                if isinstance(stmt, Sync):
+                    p = stmt.dst if stmt.kind == "wait_flag" else stmt.src
+                else:
+                    p = stmt.pipe
+                pipe = PIPES.index(p) if p in PIPES else -1
                 record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), self.rec.err)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))

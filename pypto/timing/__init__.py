@@ -1,0 +1,161 @@
+"""Where does the time go: a kernel's launch laid out on each core's pipes by a per-SoC cost model.
+
+``pypto.timeline(kern, *args, grid=N)`` runs the kernel on the simulator with its event buffer on
+(both modes record the same stream), prices every instruction (timing/model.py, parameters in
+isa/costs.py), lays the stream out per core (timing/schedule.py) and returns a ``Timeline``:
+cycles and time per core, per-pipe busy ratios, the slices, ``.save("k.json")`` (Chrome trace
+JSON for Perfetto / chrome://tracing) and ``.plot("k.png")``. With timing off nothing is
+recorded and nothing is priced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import runtime
+from ..errors import TimelineError
+from ..isa.costs import cost_table
+from .schedule import LANE_NAMES, LANES, CoreRun, Slice, schedule
+from .trace import chrome_trace, plot, save_json
+
+MODEL = "pypto-cost 0.1"
+BW_MODEL = "l2+fair"
+DEFAULT_EVENTS = 2_000_000
+
+
+@dataclass
+class Timeline:
+    """A launch on the simulated chip: per-core runs of per-pipe slices, in cycles."""
+    kernel: str
+    soc: str
+    clock_mhz: float
+    runs: list[CoreRun]
+    events: int
+    inputs: tuple = ()            # (events, sites, soc profile, tensor sizes): to re-price
+
+    @property
+    def cycles(self) -> float:
+        """Cycles from the launch to the last core's end."""
+        return max((r.end for r in self.runs), default=0.0)
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles / (self.clock_mhz * 1e6)
+
+    def busy(self, core: int | None = None) -> dict[str, float]:
+        """Busy ratio per pipe: occupancy cycles over the kernel's cycles (waits excluded, as
+        msprof's aic_*_ratio), of one core or averaged over the cores used."""
+        total = self.cycles or 1.0
+        runs = self.runs if core is None else [self.runs[core]]
+        return {p: sum(r.busy.get(p, 0.0) for r in runs) / (total * len(runs)) for p in LANES}
+
+    def by_instruction(self) -> dict[str, float]:
+        """Busy ratio per instruction name (TLOAD, TMATMUL, ...), averaged over the cores."""
+        total = (self.cycles or 1.0) * max(1, len(self.runs))
+        out: dict[str, float] = {}
+        for r in self.runs:
+            for s in r.slices:
+                if s.kind == "instr":
+                    out[s.name] = out.get(s.name, 0.0) + (s.end - s.start) / total
+        return out
+
+    def reprice(self, params: dict[str, float]) -> "Timeline":
+        """The same recorded launch laid out with some cost parameters changed (no re-run)."""
+        ev, sites, soc, sizes = self.inputs
+        table = _table(soc.name, params)
+        return Timeline(self.kernel, self.soc, table["clock_mhz"], schedule(ev, sites, soc, table, sizes),
+                        self.events, self.inputs)
+
+    def slices(self, core: int = 0) -> list[Slice]:
+        return self.runs[core].slices
+
+    def meta(self) -> dict[str, Any]:
+        return {"soc": self.soc, "clock_mhz": self.clock_mhz, "model": MODEL, "bw_model": BW_MODEL,
+                "kernel": self.kernel, "cycles": round(self.cycles, 1)}
+
+    def trace(self) -> dict:
+        """The Chrome trace event object (what ``save`` writes)."""
+        return chrome_trace(self.runs, self.clock_mhz, self.meta())
+
+    def save(self, path: str) -> str:
+        """Write Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing."""
+        save_json(self.runs, self.clock_mhz, self.meta(), path)
+        return path
+
+    def plot(self, path: str, core: int = 0) -> str:
+        """Draw one core's pipes as a Gantt chart with busy bars (needs matplotlib)."""
+        plot(self.runs, self.clock_mhz, f"{self.kernel} on {self.soc}, core {core}", path, core)
+        return path
+
+    def __str__(self) -> str:
+        lines = [f"timeline of {self.kernel} on {self.soc} ({self.clock_mhz:g} MHz): "
+                 f"{self.cycles:,.0f} cycles = {self.seconds * 1e6:,.2f} us on {len(self.runs)} "
+                 f"{self.runs[0].kind if self.runs else ''} core(s), {self.events:,} events"]
+        b = self.busy()
+        lines.append("  busy: " + ", ".join(f"{LANE_NAMES[p]} {b[p]:.1%}" for p in LANES if b[p] > 0))
+        ins = sorted(self.by_instruction().items(), key=lambda kv: -kv[1])
+        lines.append("  by instruction: " + ", ".join(f"{k} {v:.1%}" for k, v in ins[:8]))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
+             params: dict[str, float] | None = None) -> Timeline:
+    """Run ``kern[grid](*args)`` on the simulator recording its instruction stream, and lay it
+    out on the SoC's pipes. ``events`` caps the events recorded per worker thread; ``params``
+    overrides cost-model parameters by name (see pypto.isa.costs)."""
+    session = runtime.current()
+    backend = session.backend
+    recording = getattr(backend, "recording", None)
+    if recording is None:
+        raise TimelineError(f"pypto.timeline on the {backend.name} backend",
+                            rule="the timeline prices the simulator's recorded instruction stream",
+                            fix="pypto.init(backend='sim') (the same kernel runs there unchanged)")
+    # Auto mode's flags are inserted when a kernel is traced; eager mode runs the body without
+    # them (they change no result). Its timeline comes from the compiled stream, which has them.
+    mode, own = None, getattr(kern, "mode", None)
+    if (own or backend.default_mode()) == "eager" and _auto_flags(kern, args):
+        mode = "compiled"
+    try:
+        if mode:
+            kern.mode = None
+        with recording(events, mode):
+            kern[grid](*args)
+            ev, sites = backend.last_events, list(backend.last_event_sites)
+    finally:
+        if mode:
+            kern.mode = own
+    table = _table(session.soc.name, params)
+    if backend.last_events_dropped:
+        raise TimelineError(f"pypto.timeline: the event buffer filled ({len(ev):,} events kept, "
+                            f"{backend.last_events_dropped:,} dropped)",
+                            rule="every instruction of the launch must be recorded to lay it out",
+                            fix=f"pass events= larger than {events:,} (events per worker thread)")
+    from ..tensor import Tensor
+    sizes = {i: int(a.nbytes) for i, a in enumerate(args) if isinstance(a, Tensor)}
+    runs = schedule(ev, sites, session.soc, table, sizes)
+    return Timeline(getattr(kern, "name", "kernel"), session.soc.name, table["clock_mhz"], runs,
+                    len(ev), (ev, sites, session.soc, sizes))
+
+
+def _auto_flags(kern, args) -> bool:
+    """The kernel is in auto mode: its flags are inserted by tracing (marked ``auto``)."""
+    from ..ir.nodes import Sync, walk
+    traced = getattr(kern, "traced", None)
+    return traced is not None and any(isinstance(s, Sync) and s.auto for s in walk(traced(*args).body))
+
+
+def _table(soc: str, params: dict[str, float] | None) -> dict[str, float]:
+    """The SoC's cost parameters as plain numbers, with ``params`` overriding some by name."""
+    table = {k: f.value for k, f in cost_table(soc).items()}
+    for k, v in (params or {}).items():
+        if k not in table:
+            raise TimelineError(f"cost parameter {k!r} does not exist",
+                                rule="parameters are the SoC's cost table (pypto.isa.costs)",
+                                fix=f"use one of {', '.join(sorted(table))}")
+        table[k] = float(v)
+    return table
+
+
+__all__ = ["timeline", "Timeline", "MODEL"]

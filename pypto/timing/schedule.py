@@ -1,0 +1,222 @@
+"""The scheduler: a launch's recorded instruction stream laid out on each core's pipes.
+
+Per block (one core each; more blocks than cores go to the earliest-free core), the scalar unit
+issues statements in program order, one cycle each, into one in-order queue per pipe. A pipe
+starts its next instruction when it is issued and the pipe is free; pipes run concurrently and
+are ordered only by flags and barriers:
+
+* ``set_flag(src, dst, id)`` runs on src once src's earlier instructions are done (latency
+  included) and leaves a token; ``wait_flag(src, dst, id)`` holds dst until a token is there (a
+  visible stall). The set may come later in program order than the wait it releases ("reverse
+  sync" pre-sets), so pipes advance as discrete events: always the pipe whose head can start
+  first. All heads blocked is a deadlock, reported with the waits that can never be met.
+* ``pipe_barrier(p)``: p's later instructions start after its earlier ones are done;
+  ``pipe_barrier(ALL)`` holds issue until every pipe is done.
+
+GM bandwidth (documented model, "l2+fair"): each byte of a GM tensor comes from HBM once, at the
+core's fair share of HBM (HBM bandwidth / cores), and every re-read hits L2; each load is charged
+the tensor's HBM fraction (tensor bytes / bytes loaded from it over all cores) of its bytes at the
+HBM rate, the rest at the L2 rate. This assumes the panels in flight fit L2 (192 MiB on a2a3), as
+pto-isa's A3 GEMM measurements show up to 7680^3, whose whole inputs (236 MB) do not.
+"""
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DeadlockError
+from ..ir.nodes import InstrNode, Sync
+from .model import Cost, cost
+
+# pipe lanes in CANN's pipeline view order, with their display names
+LANES = ("S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+LANE_NAMES = {"S": "SCALAR", "MTE2": "MTE2", "MTE1": "MTE1", "M": "CUBE", "FIX": "FIXP",
+              "V": "VECTOR", "MTE3": "MTE3"}
+CUBE_PIPES = {"M", "MTE1", "FIX"}
+
+
+@dataclass
+class Slice:
+    """One instruction (or a flag, or a stall) on one pipe of one core, in cycles."""
+    pipe: str
+    start: float
+    end: float
+    name: str
+    kind: str                      # "instr" | "set" | "wait" | "barrier"
+    site: int
+    line: int | None = None
+    bytes: int = 0
+    flow: int | None = None        # set -> wait pairs share an id
+
+
+@dataclass
+class CoreRun:
+    """One core's part of a launch: its blocks' slices, end and per-pipe busy cycles."""
+    core: int
+    kind: str                      # "AIC" | "AIV"
+    blocks: list[int]
+    slices: list[Slice] = field(default_factory=list)
+    end: float = 0.0
+    busy: dict[str, float] = field(default_factory=dict)
+
+
+def _label(n) -> str:
+    if isinstance(n, Sync):
+        if n.kind == "pipe_barrier":
+            return f"pipe_barrier {n.src}"
+        return f"{n.kind} {n.src}->{n.dst} #{n.event}"
+    return n.name
+
+
+def _hbm_fraction(events, sites, params, tensor_bytes: dict[int, int], costs) -> dict[int, float]:
+    """Per GM tensor: the share of its loaded bytes that comes from HBM (the rest from L2)."""
+    loaded: dict[int, int] = defaultdict(int)
+    for s in events[:, 0]:
+        c = costs[int(s)]
+        if c is not None and c.family == "gm_in" and c.tensor is not None:
+            loaded[c.tensor] += c.bytes
+    return {t: (min(1.0, tensor_bytes.get(t, b) / b) if b else 1.0) for t, b in loaded.items()}
+
+
+def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], float]:
+    """Lay out one block's stream (rows of (site, block, pipe, seq)) from cycle 0."""
+    issue, fence = 0.0, 0                  # fence: how many pipe_barrier(ALL) came before
+    queues: dict[str, deque] = {p: deque() for p in LANES}
+    for r in rows:
+        n = sites[int(r[0])]
+        c = costs[int(r[0])]
+        if isinstance(n, Sync):
+            if n.kind == "pipe_barrier" and n.src == "ALL":
+                queues["S"].append(("barrier_all", n, int(r[0]), issue, None, fence))
+                fence += 1
+            else:
+                lane = n.dst if n.kind == "wait_flag" else n.src
+                queues[lane if lane in queues else "S"].append((n.kind, n, int(r[0]), issue, None,
+                                                                fence))
+            issue += params["scalar_issue"]
+            continue
+        lane = n.pipe if n.pipe in queues else "S"
+        if c.family == "gm_in" and c.tensor is not None and c.rate:
+            f = hbm.get(c.tensor, 1.0)
+            c = Cost(c.occupancy + c.bytes * f * (1 / params["hbm_bpc"] - 1 / c.rate), c.latency,
+                     c.bytes, c.tensor, c.family, c.rate)
+        queues[lane].append(("instr", n, int(r[0]), issue, c, fence))
+        issue += params["scalar_issue"] + (c.occupancy if lane == "S" else 0)
+    fenced = [0.0]                         # when each pipe_barrier(ALL) completed
+
+    free = dict.fromkeys(LANES, 0.0)       # when each pipe can start its next item
+    done = dict.fromkeys(LANES, 0.0)       # when each pipe's issued work is visible
+    tokens: dict[tuple, deque] = defaultdict(deque)
+    slices: list[Slice] = []
+
+    def start_of(lane):
+        kind, n, site, t, c, f = queues[lane][0]
+        if f >= len(fenced):               # behind a pipe_barrier(ALL) that has not completed
+            return None
+        s = max(t, free[lane], fenced[f])
+        if kind == "wait_flag":
+            q = tokens.get((n.src, n.dst, n.event))
+            if not q:
+                return None
+            return max(s, q[0][0])
+        if kind in ("set_flag", "pipe_barrier"):
+            return max(s, done[lane])
+        if kind == "barrier_all":
+            return max(s, max(done.values()), max(free.values()))
+        return s
+
+    while any(queues.values()):
+        best, when = None, None
+        for lane in LANES:
+            if queues[lane]:
+                s = start_of(lane)
+                if s is not None and (when is None or s < when):
+                    best, when = lane, s
+        if best is None:
+            waits = [_label(q[0][1]) + (f" (line {q[0][1].site.lineno})" if q[0][1].site else "")
+                     for q in queues.values() if q]
+            raise DeadlockError("the timeline deadlocks: every pipe waits for a flag no set_flag "
+                                f"releases: {'; '.join(waits)}",
+                                rule="a wait_flag(src, dst, id) needs a set_flag(src, dst, id) "
+                                     "before or after it that its pipe can reach",
+                                fix="pair every wait_flag with a set_flag of the same pipes and id "
+                                    "(kern.check(...) lists unmatched flags)")
+        kind, n, site, t, c, f = queues[best].popleft()
+        line = n.site.lineno if n.site else None
+        if kind == "instr":
+            end = when + c.occupancy
+            slices.append(Slice(best, when, end, n.name, "instr", site, line, c.bytes))
+            free[best] = end
+            done[best] = max(done[best], end + c.latency)
+        elif kind == "set_flag":
+            end = when + params["flag_cost"]
+            fid = next(flow_ids)
+            slices.append(Slice(best, when, end, _label(n), "set", site, line, flow=fid))
+            tokens[(n.src, n.dst, n.event)].append((end, fid))
+            free[best] = end
+            done[best] = max(done[best], end)
+        elif kind == "wait_flag":
+            at = max(t, free[best])
+            ready, fid = tokens[(n.src, n.dst, n.event)].popleft()
+            slices.append(Slice(best, at, max(at, ready), _label(n), "wait", site, line, flow=fid))
+            free[best] = max(at, ready)
+        elif kind == "pipe_barrier":
+            slices.append(Slice(best, max(t, free[best]), when, _label(n), "barrier", site, line))
+            free[best] = when
+        else:                                   # pipe_barrier(ALL): every pipe drains
+            slices.append(Slice("S", max(t, free["S"]), when, _label(n), "barrier", site, line))
+            fenced.append(when)
+            free["S"] = when
+    end = max([s.end for s in slices] + list(done.values()) + [0.0])
+    return slices, end
+
+
+def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: dict[int, int]
+             ) -> list[CoreRun]:
+    """Lay out a launch's events (rows of (site, block, pipe, seq), by block then order) on the
+    SoC's cores; returns one CoreRun per core used."""
+    import itertools
+    costs = [cost(n, params) if isinstance(n, InstrNode) else None for n in sites]
+    uses_cube = any(isinstance(n, InstrNode) and n.pipe in CUBE_PIPES for n in sites)
+    kind, ncores = ("AIC", soc.aic_cores) if uses_cube else ("AIV", soc.aiv_cores)
+    hbm = _hbm_fraction(events, sites, params, tensor_bytes, costs)
+    blocks = sorted(set(int(b) for b in events[:, 1])) if len(events) else []
+    runs: list[CoreRun] = []
+    flow_ids = itertools.count(1)
+    laid: dict[bytes, tuple[list[Slice], float]] = {}     # blocks with the same stream: once
+    for b in blocks:
+        rows = events[events[:, 1] == b]
+        key = rows[:, 0].tobytes()
+        fresh = key not in laid
+        if fresh:
+            laid[key] = _block(rows, sites, costs, params, hbm, flow_ids)
+        template, end = laid[key]
+        if len(runs) < ncores:
+            run, offset = CoreRun(len(runs), kind, []), params["block_start"]
+            runs.append(run)
+        else:
+            run = min(runs, key=lambda r: r.end)
+            offset = run.end + params["block_start"]
+        if fresh and offset == 0:
+            slices = template
+        else:                                   # a copy: shifted, with flow ids of its own
+            ids: dict[int, int] = {}
+            slices = [Slice(s.pipe, s.start + offset, s.end + offset, s.name, s.kind, s.site,
+                            s.line, s.bytes,
+                            None if s.flow is None else ids.setdefault(s.flow, next(flow_ids)))
+                      for s in template]
+        run.blocks.append(b)
+        run.slices += slices
+        run.end = offset + end
+    for run in runs:
+        busy = defaultdict(float)
+        for s in run.slices:
+            if s.kind == "instr":
+                busy[s.pipe] += s.end - s.start
+        run.busy = dict(busy)
+    return runs
+
+
+__all__ = ["schedule", "CoreRun", "Slice", "LANES", "LANE_NAMES"]

@@ -360,3 +360,17 @@ def test_an_auto_mode_kernel_has_the_same_timeline_in_eager_mode():
         finally:
             pypto.finalize()
     assert out["compiled"] == out["eager"]
+
+
+def test_save_can_pick_cores(session, tmp_path):
+    @pypto.kernel
+    def k(x, z):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 64))
+        pto.TLOAD(t, x[pto.block_idx(), :])
+        pto.TSTORE(z[pto.block_idx(), :], t)
+    x = pypto.Tensor(np.ones((3, 64), np.float32))
+    tl = pypto.timeline(k, x, pypto.zeros((3, 64), pypto.float32), grid=3)
+    doc = json.load(open(tl.save(str(tmp_path / "one.json"), cores=[1])))
+    procs = [e for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"]
+    assert [p["args"]["name"] for p in procs] == ["AIV 1 (block 1)"] and doc["otherData"]["cores"] == [1]
+    assert len([e for e in tl.trace()["traceEvents"] if e.get("name") == "process_name"]) == 3

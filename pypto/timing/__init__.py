@@ -21,6 +21,7 @@ from .trace import chrome_trace, plot, save_json
 MODEL = "pypto-cost 0.1"
 BW_MODEL = "l2+fair"
 DEFAULT_EVENTS = 2_000_000
+MAX_TRACE_SLICES = 500_000
 
 
 @dataclass
@@ -73,13 +74,23 @@ class Timeline:
         return {"soc": self.soc, "clock_mhz": self.clock_mhz, "model": MODEL, "bw_model": BW_MODEL,
                 "kernel": self.kernel, "cycles": round(self.cycles, 1)}
 
-    def trace(self) -> dict:
-        """The Chrome trace event object (what ``save`` writes)."""
-        return chrome_trace(self.runs, self.clock_mhz, self.meta())
+    def _cores(self, cores) -> list[CoreRun]:
+        if cores is None:                 # ~150 bytes per event: big launches keep core 0
+            total = sum(len(r.slices) for r in self.runs)
+            cores = range(len(self.runs)) if total <= MAX_TRACE_SLICES else [0]
+        return [self.runs[c] for c in cores]
 
-    def save(self, path: str) -> str:
-        """Write Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing."""
-        save_json(self.runs, self.clock_mhz, self.meta(), path)
+    def trace(self, cores=None) -> dict:
+        """The Chrome trace event object (what ``save`` writes)."""
+        runs = self._cores(cores)
+        meta = dict(self.meta(), cores=[r.core for r in runs])
+        return chrome_trace(runs, self.clock_mhz, meta)
+
+    def save(self, path: str, cores=None) -> str:
+        """Write Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing.
+        ``cores`` picks the cores written (default: all, or core 0 alone past 500,000 slices)."""
+        runs = self._cores(cores)
+        save_json(runs, self.clock_mhz, dict(self.meta(), cores=[r.core for r in runs]), path)
         return path
 
     def plot(self, path: str, core: int = 0) -> str:

@@ -48,7 +48,7 @@ class Timeline:
         msprof's aic_*_ratio), of one core or averaged over the cores used."""
         total = self.cycles or 1.0
         runs = self.runs if core is None else [self.runs[core]]
-        return {p: sum(r.busy.get(p, 0.0) for r in runs) / (total * len(runs)) for p in LANES}
+        return {p: sum(r.busy.get(p, 0.0) for r in runs) / (total * max(1, len(runs))) for p in LANES}
 
     def by_instruction(self) -> dict[str, float]:
         """Busy ratio per instruction name (TLOAD, TMATMUL, ...), averaged over the cores."""
@@ -123,6 +123,7 @@ def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
         raise TimelineError(f"pypto.timeline on the {backend.name} backend",
                             rule="the timeline prices the simulator's recorded instruction stream",
                             fix="pypto.init(backend='sim') (the same kernel runs there unchanged)")
+    table = _table(session.soc.name, params)         # a bad name fails before anything runs
     # Auto mode's flags are inserted when a kernel is traced; eager mode runs the body without
     # them (they change no result). Its timeline comes from the compiled stream, which has them.
     mode, own = None, getattr(kern, "mode", None)
@@ -137,7 +138,6 @@ def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
     finally:
         if mode:
             kern.mode = own
-    table = _table(session.soc.name, params)
     if backend.last_events_dropped:
         raise TimelineError(f"pypto.timeline: the event buffer filled ({len(ev):,} events kept, "
                             f"{backend.last_events_dropped:,} dropped)",

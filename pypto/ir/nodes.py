@@ -430,6 +430,12 @@ class Sync(Stmt):
     event: int | None
     auto: bool = False           # inserted by auto mode (ir/autosync.py), not written by the user
 
+    @property
+    def pipe(self) -> str | None:
+        """The pipe the statement sits on: a wait holds its destination pipe; a set (and a
+        barrier) runs on its source pipe."""
+        return self.dst if self.kind == "wait_flag" else self.src
+
 
 @dataclass(eq=False)
 class For(Stmt):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .nodes import (CALL_OPS, Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, ScalarParam,
-                    SetValid, Sync, TensorParam, TileVar, Var)
+                    SetValid, Sync, TensorParam, TileVar, Var, walk)
 
 
 def expr(x) -> str:
@@ -81,7 +81,6 @@ def print_kernel(k: Kernel) -> str:
 
 def _uses(k: Kernel) -> dict[int, tuple[int, int]]:
     """Per tile id: the first and last statement (numbered in program order) naming it."""
-    from .nodes import walk
     span: dict[int, tuple[int, int]] = {}
     for i, s in enumerate(walk(k.body), 1):
         tiles = [o for o in getattr(s, "operands", ()) if isinstance(o, TileVar)]

@@ -15,6 +15,7 @@ from typing import Any
 from .. import runtime
 from ..errors import TimelineError
 from ..isa.costs import cost_table
+from ..tensor import Tensor
 from .schedule import LANE_NAMES, LANES, CoreRun, Slice, schedule
 from .trace import chrome_trace, plot, save_json
 
@@ -31,8 +32,12 @@ class Timeline:
     soc: str
     clock_mhz: float
     runs: list[CoreRun]
-    events: int
-    inputs: tuple = ()            # (events, sites, soc profile, tensor sizes): to re-price
+    inputs: tuple                 # (events, sites, soc profile, tensor sizes): to re-price
+
+    @property
+    def events(self) -> int:
+        """How many events the launch recorded."""
+        return len(self.inputs[0])
 
     @property
     def cycles(self) -> float:
@@ -65,7 +70,7 @@ class Timeline:
         ev, sites, soc, sizes = self.inputs
         table = _table(soc.name, params)
         return Timeline(self.kernel, self.soc, table["clock_mhz"], schedule(ev, sites, soc, table, sizes),
-                        self.events, self.inputs)
+                        self.inputs)
 
     def slices(self, core: int = 0) -> list[Slice]:
         return self.runs[core].slices
@@ -143,11 +148,10 @@ def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
                             f"{backend.last_events_dropped:,} dropped)",
                             rule="every instruction of the launch must be recorded to lay it out",
                             fix=f"pass events= larger than {events:,} (events per worker thread)")
-    from ..tensor import Tensor
     sizes = {i: int(a.nbytes) for i, a in enumerate(args) if isinstance(a, Tensor)}
     runs = schedule(ev, sites, session.soc, table, sizes)
     return Timeline(getattr(kern, "name", "kernel"), session.soc.name, table["clock_mhz"], runs,
-                    len(ev), (ev, sites, session.soc, sizes))
+                    (ev, sites, session.soc, sizes))
 
 
 def _auto_flags(kern, args) -> bool:

@@ -144,7 +144,8 @@ def _span(n: InstrNode) -> tuple[int, int, int, bool]:
     return r * c, item, r, c == dst.type.cols
 
 
-def _repeats(n: InstrNode, p: dict, elems: int, item: int, rows: int, contiguous: bool):
+def _repeats(p: dict, elems: int, item: int, rows: int, contiguous: bool) -> tuple[int, int]:
+    """(256-byte repeats, emitted instructions) of a vector instruction's destination."""
     rep = p["vec_repeat_bytes"]
     per_row = math.ceil((elems // max(1, rows)) * item / rep) if rows else 0
     if contiguous or rows <= 1:
@@ -166,7 +167,7 @@ def _vector(n: InstrNode, p: dict) -> Cost:
     """Elementwise, tile-scalar, expand and conversion (V): repeats of 256 bytes of the widest
     operand, one emitted instruction per contiguous region (else per row) and 255 repeats."""
     elems, item, rows, contiguous = _span(n)
-    r, instrs = _repeats(n, p, elems, item, rows, contiguous)
+    r, instrs = _repeats(p, elems, item, rows, contiguous)
     return Cost(instrs * p["vec_issue"] + r * _cpr(n, p, item),
                 VECTOR_LATENCY.get(n.name, p["vec_latency"]), 0, None, "vector")
 

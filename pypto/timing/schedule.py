@@ -21,6 +21,7 @@ pto-isa's A3 GEMM measurements show up to 7680^3, whose whole inputs (236 MB) do
 """
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
@@ -70,7 +71,7 @@ def _label(n) -> str:
     return n.name
 
 
-def _hbm_fraction(events, sites, params, tensor_bytes: dict[int, int], costs) -> dict[int, float]:
+def _hbm_fraction(events, tensor_bytes: dict[int, int], costs) -> dict[int, float]:
     """Per GM tensor: the share of its loaded bytes that comes from HBM (the rest from L2)."""
     loaded: dict[int, int] = defaultdict(int)
     for s in events[:, 0]:
@@ -92,9 +93,8 @@ def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], floa
                 queues["S"].append(("barrier_all", n, int(r[0]), issue, None, fence))
                 fence += 1
             else:
-                lane = n.dst if n.kind == "wait_flag" else n.src
-                queues[lane if lane in queues else "S"].append((n.kind, n, int(r[0]), issue, None,
-                                                                fence))
+                queues[n.pipe if n.pipe in queues else "S"].append((n.kind, n, int(r[0]), issue,
+                                                                    None, fence))
             issue += params["scalar_issue"]
             continue
         lane = n.pipe if n.pipe in queues else "S"
@@ -177,11 +177,10 @@ def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: d
              ) -> list[CoreRun]:
     """Lay out a launch's events (rows of (site, block, pipe, seq), by block then order) on the
     SoC's cores; returns one CoreRun per core used."""
-    import itertools
     costs = [cost(n, params) if isinstance(n, InstrNode) else None for n in sites]
     uses_cube = any(isinstance(n, InstrNode) and n.pipe in CUBE_PIPES for n in sites)
     kind, ncores = ("AIC", soc.aic_cores) if uses_cube else ("AIV", soc.aiv_cores)
-    hbm = _hbm_fraction(events, sites, params, tensor_bytes, costs)
+    hbm = _hbm_fraction(events, tensor_bytes, costs)
     blocks = sorted(set(int(b) for b in events[:, 1])) if len(events) else []
     runs: list[CoreRun] = []
     flow_ids = itertools.count(1)

@@ -7,6 +7,7 @@ from integer nanoseconds, so back-to-back slices never overlap.
 """
 from __future__ import annotations
 
+import bisect
 import json
 from typing import Any
 
@@ -32,12 +33,9 @@ def chrome_trace(runs: list[CoreRun], mhz: float, meta: dict[str, Any]) -> dict:
             ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
                        "args": {"sort_index": tid}})
         tids = {lane: i for i, lane in enumerate(LANES, 1)}
-        waits: dict[int, int] = {}            # flow id -> end (ns) of its wait
         for s in run.slices:
             a, b = _ns(s.start, mhz), _ns(s.end, mhz)
             if s.kind == "wait" and b <= a:
-                if s.flow is not None:
-                    waits[s.flow] = b
                 continue                      # a wait that did not stall: no slice
             args = {"cyc": [round(s.start, 1), round(s.end, 1)]}
             if s.bytes:
@@ -50,17 +48,17 @@ def chrome_trace(runs: list[CoreRun], mhz: float, meta: dict[str, Any]) -> dict:
             if s.flow is not None and s.kind == "set":
                 ev.append({"ph": "s", "id": s.flow, "name": s.name.split(" ", 1)[1], "cat": "flag",
                            "pid": pid, "tid": tids[s.pipe], "ts": a / 1000.0})
-            elif s.flow is not None and s.kind == "wait":
-                waits[s.flow] = b
-        # each flow ends inside the first slice its pipe starts at or after the wait's end
+        # each flow ends inside the first slice its pipe starts at or after the wait's end (a
+        # pipe's slices are in time order: its instructions run one after another)
         starts: dict[str, list] = {}
         for s in run.slices:
             if s.kind == "instr":
                 starts.setdefault(s.pipe, []).append(_ns(s.start, mhz))
         for s in run.slices:
-            if s.kind == "wait" and s.flow is not None and s.flow in waits:
-                t = waits[s.flow]
-                nxt = next((x for x in starts.get(s.pipe, []) if x >= t), t)
+            if s.kind == "wait" and s.flow is not None:
+                t, after = _ns(s.end, mhz), starts.get(s.pipe, [])
+                i = bisect.bisect_left(after, t)
+                nxt = after[i] if i < len(after) else t
                 ev.append({"ph": "f", "bp": "e", "id": s.flow, "name": s.name.split(" ", 1)[1],
                            "cat": "flag", "pid": pid, "tid": tids[s.pipe], "ts": nxt / 1000.0})
     return {"displayTimeUnit": "ns", "otherData": meta, "traceEvents": ev}

@@ -179,8 +179,7 @@ class _Gen:
                 self.emit(f"# {s.kind} {s.src} {s.dst} {s.event}: the simulator runs every pipe in "
                           "program order", depth)
                 if self.events:              # the timeline orders pipes by these
-                    pipe = s.dst if s.kind == "wait_flag" else s.src
-                    code = PIPES.index(pipe) if pipe in PIPES else -1
+                    code = PIPES.index(s.pipe) if s.pipe in PIPES else -1
                     self.emit(f"_record(ev, {expr(self.site(s))}, block_idx, {expr(code)}, "
                               "np.int64(ev[0, 0]), err)", depth)
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):

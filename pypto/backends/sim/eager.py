@@ -242,11 +242,7 @@ class EagerExecutor(Builder):
             ev = self.rec.events
             if len(ev) > 1:                   # SimOptions(events=N): the same rows compiled code writes
                 self.sites.append(stmt)
-                if isinstance(stmt, Sync):
-                    p = stmt.dst if stmt.kind == "wait_flag" else stmt.src
-                else:
-                    p = stmt.pipe
-                pipe = PIPES.index(p) if p in PIPES else -1
+                pipe = PIPES.index(stmt.pipe) if stmt.pipe in PIPES else -1
                 record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), self.rec.err)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))

@@ -224,31 +224,25 @@ def _runs(sl, s0, dl, d0, count, along_row):
     return length[:k], sp[:k], dp[:k]
 
 
-@njit(**_C)
-def _same_boxes(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
-    """Both layouts boxed alike with each box's elements consecutive, the window box-aligned."""
-    ir_, ic = dl[0], dl[1]
-    if ir_ * ic <= 1 or sl[0] != ir_ or sl[1] != ic or sl[4] != dl[4] or sl[5] != dl[5]:
-        return False
-    if not ((dl[4] == ic and dl[5] == 1) or (dl[4] == 1 and dl[5] == ir_)):
-        return False
-    return (rows % ir_ == 0 and cols % ic == 0 and dr0 % ir_ == 0 and dc0 % ic == 0
-            and sr0 % ir_ == 0 and sc0 % ic == 0)
+SAME, TRANSPOSED = 1, 2
 
 
 @njit(**_C)
-def _boxes_transposed(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
-    """Both layouts boxed alike with each box's elements consecutive, one row-major inside its
-    boxes and the other column-major (L1 Nz -> L0B Zn), the window box-aligned."""
+def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
+    """How two layouts box over a box-aligned window: SAME (boxed alike, each box's elements
+    consecutive in the same order), TRANSPOSED (one row-major inside its boxes, the other
+    column-major: L1 Nz -> L0B Zn), else 0."""
     ir_, ic = dl[0], dl[1]
     if ir_ * ic <= 1 or sl[0] != ir_ or sl[1] != ic:
-        return False
+        return 0
+    if not (rows % ir_ == 0 and cols % ic == 0 and dr0 % ir_ == 0 and dc0 % ic == 0
+            and sr0 % ir_ == 0 and sc0 % ic == 0):
+        return 0
     rowmajor, colmajor = (ic, 1), (1, ir_)
     d, s = (dl[4], dl[5]), (sl[4], sl[5])
-    if not ((d == rowmajor and s == colmajor) or (d == colmajor and s == rowmajor)):
-        return False
-    return (rows % ir_ == 0 and cols % ic == 0 and dr0 % ir_ == 0 and dc0 % ic == 0
-            and sr0 % ir_ == 0 and sc0 % ic == 0)
+    if not ((d == rowmajor or d == colmajor) and (s == rowmajor or s == colmajor)):
+        return 0
+    return SAME if d == s else TRANSPOSED
 
 
 _LO = ir.Constant(ir.VectorType(ir.IntType(32), 16), [i // 2 + (i % 2) * 16 for i in range(16)])
@@ -315,7 +309,8 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     are 1. A GM view's 2-D block is ``strided(row stride, col stride)``. Two layouts with the
     same boxes (a box's elements consecutive, in the same order), over a box-aligned window, copy
     whole boxes; with the boxes' inner orders transposed, box by box.""" 
-    if _same_boxes(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
+    boxes = _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols)
+    if boxes == SAME:
         ir_, ic = dl[0], dl[1]
         nb = (rows // ir_) * (cols // ic)
         starts = np.empty((nb, 2), np.int64)             # each box's (src, dst) start
@@ -327,7 +322,7 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
         zero, one = np.int64(0), np.int64(1)       # plain int64s: the generic path's _lines
         _lines(dst, zero, one, src, zero, one, ir_ * ic, starts, zero, nb, add)
         return
-    if _boxes_transposed(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
+    if boxes == TRANSPOSED:
         ir_, ic = dl[0], dl[1]
         n, m = (ic, ir_) if dl[4] == 1 else (ir_, ic)    # dst's outer and inner box extents
         for bi in range(rows // ir_):

@@ -1,16 +1,20 @@
-"""The cost model against published chip measurements: pto-isa's A3 GEMM performance table.
+"""The cost model against published chip measurements: pto-isa's A3 GEMM and top-k tables.
 
 examples/gemm_performance.py is pto-isa's kernels/manual/a2a3/gemm_performance kernel in pypto's
 DSL with its exact tiling (24 cube cores, 128 x 256 x 64 base blocks, 4 K-steps per L1 load,
-double-buffered L1 and L0). This script runs it on the simulator for each published size, lays
-the launch out with pypto.timeline and prints predicted beside measured: time (relative error)
-and the TMATMUL / TEXTRACT / TLOAD / TSTORE busy ratios (error in points).
+double-buffered L1 and L0); examples/topk.py is kernels/manual/a2a3/topk (48 vector cores, two
+rows per step, double-buffered UB, TSORT32 + TMRGSORT + TGATHER). This script runs each on the
+simulator for every published case (checking the result against numpy), lays the launch out
+with pypto.timeline and prints predicted beside measured: time (relative error) and the
+published busy ratios (error in points).
 
-    python benchmarks/calibration.py [sizes ...]       (default: 1536 3072 6144 7680)
-    python benchmarks/calibration.py --fit 1536 3072   (re-fit the guessed parameters)
+    python benchmarks/calibration.py                     (every case: about a minute)
+    python benchmarks/calibration.py --gemm 1536 3072 --topk 2304
+    python benchmarks/calibration.py --fit               (re-fit the guessed parameters)
 
 The published figures (pto-isa kernels/manual/a2a3/gemm_performance/README.md, measured on a
-24-core Ascend A3) are data below, not code under test.
+24-core Ascend A3; kernels/manual/a2a3/topk/README.md, measured on 48 A3 vector cores) are data
+below, not code under test.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 import pypto                                               # noqa: E402
+import topk                                                # noqa: E402
 from gemm_performance import gemm_performance, tiling      # noqa: E402
 
 # m = k = n: (time in ms, TMATMUL, TEXTRACT, TLOAD, TSTORE busy ratios)
@@ -36,6 +41,15 @@ PUBLISHED = {
     7680: (3.1680, 0.806, 0.630, 0.984, 0.024),
 }
 COLUMNS = ("TMATMUL", "TEXTRACT", "TLOAD", "TSTORE")
+
+# (rows, dtype): (time in ms, vector, scalar, MTE2, MTE3 busy ratios); 1024 of 1280 columns
+TOPK_PUBLISHED = {
+    (2304, "float32"): (0.161375, 0.887, 0.060, 0.124, 0.101),
+    (3456, "float32"): (0.238819, 0.915, 0.046, 0.123, 0.105),
+    (4800, "float32"): (0.324106, 0.940, 0.032, 0.117, 0.104),
+    (4800, "float16"): (0.326886, 0.937, 0.024, 0.115, 0.096),
+}
+TOPK_COLUMNS = ("vector", "scalar", "MTE2", "MTE3")
 
 
 def predict(size: int, params: dict | None = None, keep=None):
@@ -49,68 +63,104 @@ def predict(size: int, params: dict | None = None, keep=None):
         c = pypto.zeros((size, size), pypto.float32)
         tl = pypto.timeline(gemm_performance, a, b, c, grid=tiling(size, size, size)["blocks"],
                             params=params)
+        if not np.allclose(c.numpy(), ah.astype(np.float32) @ bt.astype(np.float32).T,
+                           rtol=1e-3, atol=1e-2):
+            raise AssertionError(f"gemm {size}^3 differs from numpy")
     ins = tl.by_instruction()
     ratios = (ins.get("TMATMUL", 0) + ins.get("TMATMUL_ACC", 0), ins.get("TEXTRACT", 0),
               ins.get("TLOAD", 0), ins.get("TSTORE", 0))
     return tl.seconds * 1e3, ratios, tl
 
 
-def table(sizes, params=None) -> list[tuple]:
+def predict_topk(rows: int, dtype: str, params: dict | None = None, keep=None):
+    """(predicted ms, ratios) of the top-k kernel on ``rows`` rows; ``keep`` reuses a Timeline."""
+    tl = keep
+    if tl is None:
+        args, xh = topk.inputs(rows, dtype)
+        tl = pypto.timeline(topk.topk_kernel, *args, grid=topk.BLOCKS, params=params)
+        values, indices = topk.reference(xh, topk.TOPK[dtype])
+        if not (np.array_equal(args[0].numpy(), values) and np.array_equal(args[1].numpy(), indices)):
+            raise AssertionError(f"topk {rows} {dtype} differs from numpy")
+    b = tl.busy()
+    return tl.seconds * 1e3, (b["V"], b["S"], b["MTE2"], b["MTE3"]), tl
+
+
+CASES = {"gemm": (PUBLISHED, COLUMNS, lambda key, **kw: predict(key, **kw)),
+         "topk": (TOPK_PUBLISHED, TOPK_COLUMNS, lambda key, **kw: predict_topk(*key, **kw))}
+
+
+def table(kind: str, keys, params=None) -> list[tuple]:
+    published, _, run = CASES[kind]
     rows = []
-    for s in sizes:
+    for key in keys:
         t0 = time.perf_counter()
-        ms, ratios, _ = predict(s, params)
-        pub = PUBLISHED[s]
-        rows.append((s, ms, pub[0], ratios, pub[1:], time.perf_counter() - t0))
+        ms, ratios, _ = run(key, params=params)
+        pub = published[key]
+        rows.append((key, ms, pub[0], ratios, pub[1:], time.perf_counter() - t0))
     return rows
 
 
-def show(rows) -> None:
-    print(f"{'m=k=n':>6} | {'time pred / meas (ms)':>24} {'err':>7} | " +
-          " | ".join(f"{c:>17}" for c in COLUMNS) + " | run (s)")
+def show(kind: str, rows) -> tuple[float, float]:
+    """Print one table; returns the worst time error and the worst ratio error (points)."""
+    columns = CASES[kind][1]
+    print(f"{'case':>14} | {'time pred / meas (ms)':>24} {'err':>7} | " +
+          " | ".join(f"{c:>17}" for c in columns) + " | run (s)")
     worst_t, worst_r = 0.0, 0.0
-    for s, ms, pub_ms, r, pr, secs in rows:
+    for key, ms, pub_ms, r, pr, secs in rows:
         err = ms / pub_ms - 1
         worst_t = max(worst_t, abs(err))
         cells = []
         for a, b in zip(r, pr):
             worst_r = max(worst_r, abs(a - b) * 100)
             cells.append(f"{a:5.1%} / {b:5.1%} {100 * (a - b):+4.1f}")
-        print(f"{s:>6} | {ms:>10.4f} / {pub_ms:<10.4f}   {err:+6.1%} | " + " | ".join(cells) +
+        name = f"{key}^3" if kind == "gemm" else f"{key[0]} {key[1]}"
+        print(f"{name:>14} | {ms:>10.4f} / {pub_ms:<10.4f}   {err:+6.1%} | " + " | ".join(cells) +
               f" | {secs:6.1f}")
-    print(f"worst: time {worst_t:.1%}, ratio {worst_r:.1f} points "
-          f"(goal: within 10 % and 5 points)")
+    print(f"worst: time {worst_t:.1%}, ratio {worst_r:.1f} points (goal: within 10 % and 5 points)\n")
+    return worst_t, worst_r
 
 
-def fit(sizes) -> dict:
-    """Grid search over the guessed GEMM parameters, minimising the worst time error plus the
-    worst ratio error (points / 100) over ``sizes``."""
-    grid = {"nd2nz_eff": (0.75, 0.8, 0.85), "load_latency": (100, 200, 400),
-            "cube_fixed": (10, 20, 40), "mte1_fixed": (28, 40, 56)}
-    keep = {s: predict(s)[2] for s in sizes}              # run each kernel once, re-price after
+# the guessed parameters the fit moves, and the values it tries
+FIT_GRID = {"nd2nz_eff": (0.8, 0.85, 0.9), "block_dispatch": (400, 500, 600),
+            "hbm_latency": (700, 900, 1100), "sort32_block": (56, 60, 64)}
+
+
+def fit(cases: dict) -> dict:
+    """Grid search over FIT_GRID, minimising the worst time error plus the worst ratio error
+    (points / 100) over ``cases`` ({kind: keys}); each kernel runs once and is re-priced."""
+    keep = {(kind, key): CASES[kind][2](key)[2] for kind, keys in cases.items() for key in keys}
     best = None
-    for values in itertools.product(*grid.values()):
-        params = dict(zip(grid, values))
+    for values in itertools.product(*FIT_GRID.values()):
+        params = dict(zip(FIT_GRID, values))
         score = 0.0
-        for s in sizes:
-            ms, r, _ = predict(s, keep=keep[s].reprice(params))
-            pub = PUBLISHED[s]
+        for (kind, key), tl in keep.items():
+            published, _, run = CASES[kind]
+            ms, r, _ = run(key, keep=tl.reprice(params))
+            pub = published[key]
             score = max(score, abs(ms / pub[0] - 1) + max(abs(a - b) for a, b in zip(r, pub[1:])))
         if best is None or score < best[0]:
             best = (score, params)
-    print(f"best of {np.prod([len(v) for v in grid.values()])}: {best[1]} (score {best[0]:.3f})")
+    print(f"best of {np.prod([len(v) for v in FIT_GRID.values()])}: {best[1]} (score {best[0]:.3f})\n")
     return best[1]
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sizes", nargs="*", type=int, default=sorted(PUBLISHED))
+    ap.add_argument("--gemm", nargs="*", type=int, help="GEMM sizes (default: every published one)")
+    ap.add_argument("--topk", nargs="*", type=int, help="top-k row counts (default: every one)")
     ap.add_argument("--fit", action="store_true", help="grid-search the guessed parameters first")
     args = ap.parse_args(argv)
+    picked = args.gemm is not None or args.topk is not None
+    gemm = args.gemm if args.gemm is not None else ([] if picked else sorted(PUBLISHED))
+    tk = [k for k in TOPK_PUBLISHED if args.topk is None and not picked or k[0] in (args.topk or ())]
     pypto.init(soc="a2a3")
-    print("pypto cost model vs pto-isa's A3 GEMM measurements (24 cube cores, fp16 -> fp32)")
-    params = fit(args.sizes) if args.fit else None
-    show(table(args.sizes, params))
+    params = fit({"gemm": gemm, "topk": tk}) if args.fit else None
+    if gemm:
+        print("GEMM, fp16 -> fp32, 24 cube cores (kernels/manual/a2a3/gemm_performance)")
+        show("gemm", table("gemm", gemm, params))
+    if tk:
+        print("top-k of 1024 columns, 48 vector cores (kernels/manual/a2a3/topk)")
+        show("topk", table("topk", tk, params))
     pypto.finalize()
 
 

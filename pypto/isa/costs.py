@@ -15,6 +15,7 @@ GRADES = ("documented", "derived", "guessed")
 _INI = "Huawei PyPTO platform config (A2A3.ini / 950PR_958x.ini)"
 _GEMM = "pto-isa kernels/manual/a2a3/gemm_performance README (A3 measurements)"
 _MX = "pto-isa kernels/manual/a5/matmul_mxfp8_performance README (A5 measurements)"
+_TOPK = "pto-isa kernels/manual/a2a3/topk README (A3 measurements, 48 AIV)"
 _HPFIT = "Huawei PyPTO cost model level-1 fits (board measurements)"
 _HPL0 = "Huawei PyPTO cost model level 0 (PipeSimulatorFast)"
 _CCE = "CANN CCE intrinsic doc (repeat = 8 x 32 B blocks) and pto-isa REPEAT_BYTE"
@@ -56,8 +57,13 @@ _A2A3 = {
     "dma_fixed": _f(20, "guessed", "per DMA instruction set-up"),
     "dma_burst": _f(0, "guessed", f"per burst (row) of a DMA: none, as the 88 B/cyc of {_GEMM} include them"),
     "dma_gran": _f(32, "documented", "UB block: each burst moves whole 32-byte blocks"),
-    "load_latency": _f(200, "guessed", f"{_HPL0}: copy-in to L1 200 cycles; not charged as occupancy"),
-    "store_latency": _f(100, "guessed", "GM write visibility; not charged as occupancy"),
+    "load_latency": _f(200, "guessed", f"{_HPL0}: copy-in to L1 200 cycles (bytes from L2); the "
+                                       "pipe is free for the next transfer meanwhile"),
+    "hbm_latency": _f(900, "guessed", "extra latency of bytes that come from HBM, not L2; fitted "
+                                      f"on {_TOPK} (every byte read once: TLOAD at 11.7 % busy)"),
+    "store_latency": _f(900, "guessed", "UB -> GM write acknowledged (the MTE3 pipe counts as busy, "
+                                        f"the next transfer may start); fitted on {_TOPK}: TSTORE at 10.4 % busy"),
+    "fix_latency": _f(100, "guessed", "L0C -> GM write visible (fix_gm_bpc already includes its wait)"),
     "mte1_l0a_bpc": _f(240, "derived", f"{_HPFIT}: L1->L0A fit (~240 B/cyc)"),
     "mte1_l0b_bpc": _f(131, "derived", f"{_HPFIT}: L1->L0B fit (~131 B/cyc)"),
     "mte1_l0b_t_bpc": _f(145, "derived", f"{_HPFIT}: L1->L0B transposed fit (~145 B/cyc)"),
@@ -77,11 +83,18 @@ _A2A3 = {
     "vec_issue": _f(1, "guessed", "per emitted vector instruction"),
     "vec_latency": _f(10, "documented", f"{_HPL0}: default vector latency (per-op values in VECTOR_LATENCY)"),
     "reduce_row": _f(4, "guessed", "per row to combine a row reduction's repeats"),
-    "sort_per_elem": _f(5.4, "derived", "pto-isa topk README: ~5.4 cycles per input element at 94 % vector busy"),
+    "sort32_block": _f(60, "guessed", f"TSORT32 cycles per 32-element block; fitted on {_TOPK} "
+                                      "(vector busy 94 % at 4800 rows), given mrgsort_record"),
+    "mrgsort_record": _f(1, "guessed", "TMRGSORT cycles per record emitted (one record per cycle)"),
     "gather_elems": _f(8, "guessed", "elements per cycle of TGATHER/TSCATTER/MGATHER"),
-    "block_start": _f(12000, "guessed", "cycles from the launch to a block's first instruction on "
-                                        f"its core (dispatch, set-up, first touches); fitted on {_GEMM}"),
-    "scalar_issue": _f(1, "guessed", "scalar unit: one cycle per instruction issued"),
+    "block_start": _f(1000, "guessed", "scalar set-up of a block on its core before its first "
+                                       "instruction"),
+    "block_dispatch": _f(500, "guessed", "cycles between the starts of consecutive blocks of a launch: "
+                                         f"fitted with block_start on {_GEMM} (24 blocks start-up "
+                                         f"~12,000 cycles) and {_TOPK} (48 blocks, ~35,000)"),
+    "scalar_issue": _f(7, "guessed", "scalar cycles per statement issued (address arithmetic, "
+                                     f"loop control, the issue itself); fitted on {_TOPK}: "
+                                     "scalar busy 3.2 % at 4800 rows"),
     "flag_cost": _f(1, "guessed", "set_flag occupies its pipe one cycle"),
 }
 

@@ -16,7 +16,7 @@ from .. import runtime
 from ..errors import TimelineError
 from ..isa.costs import cost_table
 from ..tensor import Tensor
-from .schedule import LANE_NAMES, LANES, CoreRun, Slice, schedule
+from .schedule import LANE_NAMES, LANES, CoreRun, Slice, busy_cycles, schedule
 from .trace import chrome_trace, plot, save_json
 
 MODEL = "pypto-cost 0.1"
@@ -60,9 +60,12 @@ class Timeline:
         total = (self.cycles or 1.0) * max(1, len(self.runs))
         out: dict[str, float] = {}
         for r in self.runs:
+            by_name: dict[str, list] = {}
             for s in r.slices:
                 if s.kind == "instr":
-                    out[s.name] = out.get(s.name, 0.0) + (s.end - s.start) / total
+                    by_name.setdefault(s.name, []).append(s)
+            for name, ss in by_name.items():
+                out[name] = out.get(name, 0.0) + busy_cycles(ss) / total
         return out
 
     def reprice(self, params: dict[str, float]) -> "Timeline":

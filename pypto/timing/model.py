@@ -98,7 +98,7 @@ def _fixpipe(n: InstrNode, p: dict) -> Cost:
     item = v.tensor.dtype.itemsize if v is not None else tiles[0].type.dtype.itemsize
     out = r * c * item
     rate = p["fix_gm_bpc"] if v is not None else p["fix_ub_bpc"]
-    return Cost(p["fix_fixed"] + out / rate, p["store_latency"] if v is not None else 0, out,
+    return Cost(p["fix_fixed"] + out / rate, p["fix_latency"] if v is not None else 0, out,
                 v.tensor.index if v is not None else None, "fixpipe")
 
 
@@ -184,8 +184,16 @@ def _reduce(n: InstrNode, p: dict) -> Cost:
 
 
 def _sort(n: InstrNode, p: dict) -> Cost:
-    elems, _, _, _ = _span(n)
-    return Cost(p["vec_issue"] + elems * p["sort_per_elem"], p["vec_latency"], 0, None, "sort")
+    """TSORT32: a fixed cost per 32-element block of every row of the source; TMRGSORT: a cost
+    per 8-byte record the merge emits."""
+    tiles = _tiles(n)
+    if n.name == "TSORT32":
+        r, c = valid(tiles[1])
+        work = r * math.ceil(c / 32) * p["sort32_block"]
+    else:
+        r, c = valid(tiles[0])
+        work = r * c * tiles[0].type.dtype.itemsize / 8 * p["mrgsort_record"]
+    return Cost(p["vec_issue"] + work, p["vec_latency"], 0, None, "sort")
 
 
 def _gather(n: InstrNode, p: dict) -> Cost:

@@ -36,6 +36,9 @@ LANES = ("S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 LANE_NAMES = {"S": "SCALAR", "MTE2": "MTE2", "MTE1": "MTE1", "M": "CUBE", "FIX": "FIXP",
               "V": "VECTOR", "MTE3": "MTE3"}
 CUBE_PIPES = {"M", "MTE1", "FIX"}
+# GM transfers priced at a peak rate stay busy for their latency; the fixpipe's GM rate is a
+# measured effective rate that already includes it
+_DMA_TAILS = {"gm_in", "gm_out"}
 
 
 @dataclass
@@ -45,11 +48,12 @@ class Slice:
     start: float
     end: float
     name: str
-    kind: str                      # "instr" | "set" | "wait" | "barrier"
+    kind: str                      # "instr" | "set" | "wait" | "barrier" | "start"
     site: int
     line: int | None = None
     bytes: int = 0
     flow: int | None = None        # set -> wait pairs share an id
+    tail: float = 0.0              # a GM transfer in flight after its pipe is free (latency)
 
 
 @dataclass
@@ -61,6 +65,19 @@ class CoreRun:
     slices: list[Slice] = field(default_factory=list)
     end: float = 0.0
     busy: dict[str, float] = field(default_factory=dict)
+
+
+def busy_cycles(slices) -> float:
+    """Cycles covered by the slices' occupancy plus their in-flight tails (a DMA pipe counts as
+    busy until its last response is back, as the profiler's pipe ratios do), overlaps once."""
+    total, lo, hi = 0.0, None, None
+    for a, b in sorted((s.start, s.end + s.tail) for s in slices):
+        if hi is None or a > hi:
+            total += 0.0 if hi is None else hi - lo
+            lo, hi = a, b
+        else:
+            hi = max(hi, b)
+    return total + (0.0 if hi is None else hi - lo)
 
 
 def _label(n) -> str:
@@ -99,9 +116,9 @@ def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], floa
             continue
         lane = n.pipe if n.pipe in queues else "S"
         if c.family == "gm_in" and c.tensor is not None and c.rate:
-            f = hbm.get(c.tensor, 1.0)
-            c = Cost(c.occupancy + c.bytes * f * (1 / params["hbm_bpc"] - 1 / c.rate), c.latency,
-                     c.bytes, c.tensor, c.family, c.rate)
+            f = hbm.get(c.tensor, 1.0)            # bytes from HBM: its rate and its latency
+            c = Cost(c.occupancy + c.bytes * f * (1 / params["hbm_bpc"] - 1 / c.rate),
+                     c.latency + f * params["hbm_latency"], c.bytes, c.tensor, c.family, c.rate)
         queues[lane].append(("instr", n, int(r[0]), issue, c, fence))
         issue += params["scalar_issue"] + (c.occupancy if lane == "S" else 0)
     fenced = [0.0]                         # when each pipe_barrier(ALL) completed
@@ -147,7 +164,8 @@ def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], floa
         line = n.site.lineno if n.site else None
         if kind == "instr":
             end = when + c.occupancy
-            slices.append(Slice(best, when, end, n.name, "instr", site, line, c.bytes))
+            slices.append(Slice(best, when, end, n.name, "instr", site, line, c.bytes,
+                                tail=c.latency if c.family in _DMA_TAILS else 0.0))
             free[best] = end
             done[best] = max(done[best], end + c.latency)
         elif kind == "set_flag":
@@ -192,8 +210,9 @@ def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: d
         if fresh:
             laid[key] = _block(rows, sites, costs, params, hbm, flow_ids)
         template, end = laid[key]
-        if len(runs) < ncores:
-            run, offset = CoreRun(len(runs), kind, []), params["block_start"]
+        if len(runs) < ncores:                  # the launch hands out blocks one by one
+            run = CoreRun(len(runs), kind, [])
+            offset = params["block_start"] + len(runs) * params["block_dispatch"]
             runs.append(run)
         else:
             run = min(runs, key=lambda r: r.end)
@@ -204,18 +223,25 @@ def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: d
             ids: dict[int, int] = {}
             slices = [Slice(s.pipe, s.start + offset, s.end + offset, s.name, s.kind, s.site,
                             s.line, s.bytes,
-                            None if s.flow is None else ids.setdefault(s.flow, next(flow_ids)))
+                            None if s.flow is None else ids.setdefault(s.flow, next(flow_ids)),
+                            s.tail)
                       for s in template]
         run.blocks.append(b)
+        if params["block_start"]:               # the scalar unit sets the block up
+            run.slices.append(Slice("S", offset - params["block_start"], offset, "block start",
+                                    "start", -1))
         run.slices += slices
         run.end = offset + end
     for run in runs:
-        busy = defaultdict(float)
+        by_pipe = defaultdict(list)
         for s in run.slices:
-            if s.kind == "instr":
-                busy[s.pipe] += s.end - s.start
-        run.busy = dict(busy)
+            if s.kind in ("instr", "start"):
+                by_pipe[s.pipe].append(s)
+        run.busy = {p: busy_cycles(v) for p, v in by_pipe.items()}
+        # the scalar unit issued every statement (one slice each), besides its own instructions
+        issued = sum(1 for s in run.slices if s.kind != "start")
+        run.busy["S"] = run.busy.get("S", 0.0) + issued * params["scalar_issue"]
     return runs
 
 
-__all__ = ["schedule", "CoreRun", "Slice", "LANES", "LANE_NAMES"]
+__all__ = ["schedule", "busy_cycles", "CoreRun", "Slice", "LANES", "LANE_NAMES"]

@@ -828,6 +828,62 @@ def test_mx_matmul(sim_modes, op, bias, a_dt, b_dt):
             _run_mx(a_dt, b_dt, op, bias, *mkn, mode, ("mx", op, bias, a_dt, b_dt, mkn))
 
 
+def _mx_acc_kernel(mode: str, c_in_other: bool = False, b_scale_rows: bool = False):
+    """Two MX products into one accumulator: c = A.B, then c += A.B (the accumulate overload).
+    ``b_scale_rows``: bScale comes as N x K/32 rows through a DN view (the NPU's MX_B_DN)."""
+    def k_mx_acc(a, b, sa, sb, c):
+        am, bm = pto.TileMatNz(pto.float8_e5m2, (MC, MXK)), pto.TileMatNz(pto.float8_e5m2, (MXK, NC))
+        sam, sbm = _scale_tile(MC, MXK // 32, False, True), _scale_tile(MXK // 32, NC, True, True)
+        al, br = pto.TileLeft(pto.float8_e5m2, (MC, MXK)), pto.TileRight(pto.float8_e5m2, (MXK, NC))
+        sal, sbr = _scale_tile(MC, MXK // 32, False, False), _scale_tile(MXK // 32, NC, True, False)
+        acc = pto.TileAcc(pto.float32, (MC, NC))
+        for t, g in ((am, a), (bm, b), (sam, sa)):
+            pto.TLOAD(t, g[:, :])
+        pto.TLOAD(sbm, pto.GlobalTensor(sb, (1, 1, 1, MXK // 32, NC), (1, 1, 1, 1, MXK // 32), 0,
+                                        layout=pto.DN) if b_scale_rows else sb[:, :])
+        for dst, src in ((al, am), (br, bm), (sal, sam), (sbr, sbm)):
+            pto.TMOV(dst, src)
+        pto.TMATMUL_MX(acc, al, sal, br, sbr)
+        pto.TMATMUL_MX(acc, pto.TileAcc(pto.float32, (MC, NC)) if c_in_other else acc, al, sal, br, sbr)
+        pto.TSTORE(c[:, :], acc)
+    return pypto.kernel(k_mx_acc, mode=mode)
+
+
+@pytest.mark.parametrize("b_scale_rows", [False, True])
+def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes, b_scale_rows):
+    """TMATMUL_MX(cOut, cOut, a, aScale, b, bScale) adds the scaled product to cOut: two equal
+    products give twice one (exact in f32), so a form that overwrote would give half. With
+    ``b_scale_rows`` bScale is loaded from its N x K/32 transpose through a DN view."""
+    e8 = ml_dtypes.float8_e8m0fnu
+    for mode, init in sim_modes:
+        init(soc="a5")
+        rng = rng_for("mx-acc", mode)
+        a, av = _values(rng, "e5m2", (MC, MXK))
+        b, bv = _values(rng, "e5m2", (MXK, NC))
+        sa = rng.integers(120, 134, (MC, MXK // 32)).astype(np.uint8)
+        sb = rng.integers(120, 134, (MXK // 32, NC)).astype(np.uint8)
+        c = pypto.zeros((MC, NC), pypto.float32)
+        sb_up = np.ascontiguousarray(sb.T) if b_scale_rows else sb
+        _mx_acc_kernel(mode, b_scale_rows=b_scale_rows)(
+            pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(sa.view(e8)), pypto.Tensor(sb_up.view(e8)), c)
+        fa, fb = R.mx_scaled(av, sa, False), R.mx_scaled(bv, sb, True)
+        want = R.matmul(fa, fb, MC, MXK, NC)
+        tol = R.tolerance(fa, fb, MC, MXK, NC)
+        err = np.abs(c.numpy().astype(np.float64) - 2 * want)
+        assert (err <= 2 * tol).all(), f"{mode}: max error {err.max()}"
+
+
+def test_mx_accumulate_needs_cin_to_be_cout(pto_init):
+    pto_init(soc="a5")
+    e8 = ml_dtypes.float8_e8m0fnu
+    args = (pypto.zeros((MC, MXK), pypto.float8_e5m2), pypto.zeros((MXK, NC), pypto.float8_e5m2),
+            pypto.Tensor(np.full((MC, MXK // 32), 127, np.uint8).view(e8)),
+            pypto.Tensor(np.full((MXK // 32, NC), 127, np.uint8).view(e8)),
+            pypto.zeros((MC, NC), pypto.float32))
+    with pytest.raises(pypto.errors.OperandError, match="cIn .* is not cOut"):
+        _mx_acc_kernel("compiled", c_in_other=True)(*args)
+
+
 def test_mx_is_a5_only(pto_init):
     pto_init(soc="a2a3")
 

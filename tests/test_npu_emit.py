@@ -328,3 +328,23 @@ def test_cube_sizes_are_guarded_in_the_cpp(sim):
                       r"\n\s*TGEMV\(", text)
     assert guard and int(guard.group(1)) == EC.RANGE_MKN, text
     assert f"pypto_fault(e, {EC.RANGE}, what, v, lo, hi)" in text
+
+
+def test_a_dn_view_into_an_mx_b_scale_tile_is_emitted_as_mx_b_dn(sim):
+    """bScale kept as N x K/32 rows: the NPU's MX_B_DN GlobalTensor, shape (1, 1, N, K/64, 2)."""
+    pypto.finalize()
+    pypto.init(backend="sim", soc="a5")
+
+    @pypto.kernel
+    def k_scale(sbt, out):
+        t = pto.Tile(pto.Mat, pto.float8_e8m0, (4, 64), blayout="ColMajor", slayout="ColMajor",
+                     fractal=32)
+        pto.TLOAD(t, pto.GlobalTensor(sbt, (1, 1, 1, 4, 64), (1, 1, 1, 1, 8), 2, layout=pto.DN))
+        l0 = pto.TileRightScale(pto.float8_e8m0, (4, 64))
+        pto.TMOV(l0, t)
+
+    sbt = pypto.zeros((64, 8), pypto.float8_e8m0)
+    k, soc = traced(k_scale, sbt, sbt)
+    src = emit_cpp(k, soc)
+    assert re.search(r"GlobalTensor<float8_e8m0_t, Shape<1, 1, 64, 2, 2>, Stride<1, 1, 8, 2, 1>, "
+                     r"Layout::MX_B_DN>", src), src

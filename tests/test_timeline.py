@@ -337,14 +337,19 @@ def test_pypto_trace_writes_one_trace_per_launch(tmp_path):
 
 # (case, time error bound, ratio error bound in points): what the model achieves today (GEMM:
 # -1.4 % / 2.7, +7.4 % / 4.3, +7.4 % / 4.7, -1.8 % / 4.9 points; top-k: +0.5 % / 2.9, -1.3 % / 1.5,
-# -0.8 % / 0.9, -1.6 % / 1.7), with a little room, so a change that moves it further from the chip
-# fails here. The goal is 10 % and 5 points.
+# -0.8 % / 0.9, -1.6 % / 1.7; A5 MXFP8: -9.3 % / 5.8, +9.1 % / 7.1, +8.1 % / 6.0, +1.9 % / 2.3),
+# with a little room, so a change that moves it further from the chip fails here. The goal is
+# 10 % and 5 points (the MXFP8 ratios miss it: docs/timeline.md).
 DRIFT = [("gemm", 1536, 0.03, 3.5), ("gemm", 3072, 0.085, 5.0), ("topk", (2304, "float32"), 0.02, 3.5),
          pytest.param("gemm", 6144, 0.085, 5.0, marks=pytest.mark.slow),
          pytest.param("gemm", 7680, 0.03, 5.0, marks=pytest.mark.slow),
          pytest.param("topk", (3456, "float32"), 0.02, 2.5, marks=pytest.mark.slow),
          pytest.param("topk", (4800, "float32"), 0.02, 2.0, marks=pytest.mark.slow),
-         pytest.param("topk", (4800, "float16"), 0.025, 2.5, marks=pytest.mark.slow)]
+         pytest.param("topk", (4800, "float16"), 0.025, 2.5, marks=pytest.mark.slow),
+         ("mxfp8", 2048, 0.10, 6.5),
+         pytest.param("mxfp8", 4096, 0.10, 7.5, marks=pytest.mark.slow),
+         pytest.param("mxfp8", 6144, 0.09, 6.5, marks=pytest.mark.slow),
+         pytest.param("mxfp8", 8192, 0.03, 3.0, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("kind,case,time_err,ratio_pts", DRIFT)
@@ -352,11 +357,14 @@ def test_the_model_stays_near_the_published_a3_measurements(kind, case, time_err
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import calibration
     published, _, run = calibration.CASES[kind]
-    pypto.init(soc="a2a3")
-    try:
-        ms, ratios, _ = run(case)                 # also checks the kernel's result against numpy
-    finally:
-        pypto.finalize()
+    if kind == "mxfp8":
+        ms, ratios, _ = run(case)                 # an a5 session of its own
+    else:
+        pypto.init(soc="a2a3")
+        try:
+            ms, ratios, _ = run(case)             # also checks the kernel's result against numpy
+        finally:
+            pypto.finalize()
     pub = published[case]
     assert abs(ms / pub[0] - 1) <= time_err
     for got, want in zip(ratios, pub[1:]):

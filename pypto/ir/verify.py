@@ -31,7 +31,8 @@ def slots_of(name: str, operands: tuple) -> tuple:
     """The table's operand slots a use of ``name`` with these IR operands fills (the overload
     their kinds fit; x[i, j] of a tensor may fill a scalar slot)."""
     kinds = tuple("point" if isinstance(x, GmView) and x.point else _kind(x) for x in operands)
-    return TABLE[name].slots_for(len(operands), kinds)
+    locs = tuple(x.type.loc if isinstance(x, TileVar) else None for x in operands)
+    return TABLE[name].slots_for(len(operands), kinds, locs)
 
 
 def _describe(x: Any) -> str:

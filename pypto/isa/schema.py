@@ -140,15 +140,19 @@ class Instr:
     def min_operands(self) -> int:
         return sum(1 for o in self.operands if not o.optional)
 
-    def slots_for(self, n: int, kinds: tuple[str, ...] | None = None) -> tuple[Operand, ...]:
+    def slots_for(self, n: int, kinds: tuple[str, ...] | None = None,
+                  locs: tuple[str | None, ...] | None = None) -> tuple[Operand, ...]:
         """The operand slots a use with n operands fills: optional slots are left out from the
         last one backwards (TMATMUL_ACC(cOut, a, b) leaves out cIn). ``kinds`` (each operand's
-        "tile" / "gm" / "scalar") picks among the overloads: the first list they fit."""
+        "tile" / "gm" / "scalar") and ``locs`` (each tile's location) pick among the overloads:
+        the first list they fit (TMATMUL_MX(c, a, aScale, b, bScale, bias) and its accumulating
+        TMATMUL_MX(cOut, cIn, a, aScale, b, bScale) differ only in locations)."""
         if kinds is not None and self.overloads:
             for ops in (self.operands,) + self.overloads:
                 slots = _fill(ops, n)
                 if len(slots) == n and all(k == o.kind or (k == "point" and o.kind in ("scalar", "gm"))
-                                           for o, k in zip(slots, kinds)):
+                                           for o, k in zip(slots, kinds)) \
+                        and (locs is None or all(_loc_fits(o, x) for o, x in zip(slots, locs))):
                     return slots
         return _fill(self.operands, n)
 
@@ -166,6 +170,14 @@ class Instr:
     @property
     def inputs(self) -> tuple[Operand, ...]:
         return tuple(o for o in self.operands if o.role in ("in", "inout"))
+
+
+def _loc_fits(o: Operand, loc: str | None) -> bool:
+    """A tile in ``loc`` may fill slot ``o`` on some SoC (None: not a tile, or not known)."""
+    if loc is None or o.kind != "tile":
+        return True
+    allowed = o.locs if isinstance(o.locs, tuple) else tuple(x for v in o.locs.values() for x in v)
+    return loc in allowed
 
 
 def _fill(operands: tuple[Operand, ...], n: int) -> tuple[Operand, ...]:

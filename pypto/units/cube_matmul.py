@@ -45,16 +45,13 @@ def parts(node) -> dict[str, TileVar]:
     """The operands by role: c (the accumulator), a, b, and bias / aScale / bScale when given."""
     ops = node.operands
     mx = node.name.endswith("_MX")
+    if _mx_acc(node):                           # (cOut, cIn, a, aScale, b, bScale)
+        _same_acc(node, ops[0], ops[1])
+        return dict(zip(("c", "a", "aScale", "b", "bScale"), (ops[0],) + tuple(ops[2:])))
     if node.name.endswith("_ACC"):
         c, rest = ops[0], ops[2:] if len(ops) == 4 else ops[1:]
-        if len(ops) == 4 and ops[1] is not c:
-            raise OperandError(f"{node.name}: cIn {ops[1].name} is not cOut {c.name}",
-                               rule=f"the NPU's {node.name} accumulates into cOut's own contents "
-                                    "and ignores cIn (pto-isa's CPU sim computes cOut = cIn + a @ b "
-                                    "instead), so a cIn other than cOut means different things on "
-                                    "the two",
-                               fix=f"pass {c.name} as both cOut and cIn, or call "
-                                   f"{node.name}({c.name}, a, b)")
+        if len(ops) == 4:
+            _same_acc(node, c, ops[1])
         names = ("a", "b")
     else:
         c, rest = ops[0], ops[1:]
@@ -62,6 +59,25 @@ def parts(node) -> dict[str, TileVar]:
     out = {"c": c}
     out.update(zip(names, rest))
     return out
+
+
+def _mx_acc(node) -> bool:
+    """The MX accumulate overload: an Acc tile in the second slot."""
+    ops = node.operands
+    return (node.name.endswith("_MX") and len(ops) > 1 and isinstance(ops[1], TileVar)
+            and ops[1].type.loc == "Acc")
+
+
+def _same_acc(node, c: TileVar, c_in: TileVar) -> None:
+    if c_in is not c:
+        short = f"{node.name}({c.name}, a, b)" if node.name.endswith("_ACC") else \
+            f"{node.name}({c.name}, {c.name}, a, aScale, b, bScale)"
+        raise OperandError(f"{node.name}: cIn {c_in.name} is not cOut {c.name}",
+                           rule=f"the NPU's {node.name} accumulates into cOut's own contents "
+                                "and ignores cIn (pto-isa's CPU sim computes cOut = cIn + a @ b "
+                                "instead), so a cIn other than cOut means different things on "
+                                "the two",
+                           fix=f"pass {c.name} as both cOut and cIn: {short}")
 
 
 def require_layout(node, soc, role: str, t: TileVar) -> None:
@@ -176,7 +192,7 @@ def lower_mx(node, soc) -> list[L.Call]:
     args = ((L.tile(c), L.tile(a), L.tile(p["aScale"]), L.tile(b), L.tile(p["bScale"]),
              L.tile(bias if bias is not None else c)) + codes
             + (L.lit(a.type.dtype.lanes), L.lit(node.name.startswith("TGEMV")), L.lit(bias is not None),
-               L.err()))
+               L.lit(_mx_acc(node)), L.err()))
     return [L.Call(L.lib("cube.mma_mx"), args)]
 
 

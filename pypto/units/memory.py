@@ -103,10 +103,11 @@ def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
 
 
 # TLOAD GM -> boxed Mat tile: the conversions each SoC's DMA makes, (view, tile layout, fractal):
-# a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the MX scales (e8m0) ND -> Zz / Nn.
+# a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the MX scales (e8m0) ND -> Zz / Nn and
+# DN -> Nn (the NPU's MX_B_DN: bScale given as N x K/32 rows, as pto-isa's MXFP8 GEMM keeps it).
 MAT_LOADS = {"a2a3": (("ND", "Nz", 512), ("DN", "Zn", 512)),
              "a5": (("ND", "Nz", 512), ("DN", "Nz", 512), ("DN", "Zn", 512), ("ND", "Zz", 32),
-                    ("ND", "Nn", 32))}
+                    ("ND", "Nn", 32), ("DN", "Nn", 32))}
 
 
 def _check_mat_load(node, soc, t: TileVar, v: GmView) -> None:
@@ -407,7 +408,16 @@ def lower_mscatter(node, soc) -> list[L.Call]:
     return [L.Call(L.lib("memory.mscatter"), gm + (data, idx, L.err()))]
 
 
-register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=E.call("TLOAD"), guards=view_guards))
+def emit_tload(node, soc, cx) -> str:
+    """TLOAD(tile, gm); a DN view into an MX scale tile (Nn, fractal 32) is the NPU's MX_B_DN
+    GlobalTensor: shape (1, 1, N, K/64, 2), strides (.., .., row, 2, 1)."""
+    t, v = node.operands[:2]
+    if v.layout == "DN" and t.type.fractal == 32 and t.type.layout_name == "Nn":
+        return f"TLOAD({cx.operand(t)}, {cx.mx_view(v, 'MX_B_DN')});"
+    return f"TLOAD({cx.operand(t)}, {cx.operand(v)});"
+
+
+register(Unit("TLOAD", check=check_view, sim=lower_tload, emit=emit_tload, guards=view_guards))
 register(Unit("TSTORE", check=check_view, sim=lower_tstore, emit=emit_tstore, guards=view_guards))
 register(Unit("TSTORE_FP", check=check_view, sim=lower_store_acc, emit=E.call("TSTORE_FP"),
               guards=view_guards))

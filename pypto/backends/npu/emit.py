@@ -258,16 +258,27 @@ class Emitter:
             args += [f"SLayout::{ty.slayout}", str(ty.fractal), f"PadValue::{ty.pad}"]
         return f"Tile<{', '.join(args)}>"
 
-    def _view(self, v: GmView) -> str:
+    def mx_view(self, v: GmView, layout: str) -> str:
+        """A DN window (K/32 rows x N columns) of an e8m0 bScale matrix kept as N x K/32 rows, as
+        the NPU's MX_B_DN GlobalTensor (pto-isa-semantics 4.1): shape (1, 1, N, K/64, 2)."""
+        s0, s1, _, rows, cols = v.shape
+        t0, t1, _, _, ld = v.strides
+        return self._view(v, (s0, s1, cols, binop("floordiv", rows, 2), 2), (t0, t1, ld, 2, 1), layout)
+
+    def _view(self, v: GmView, shape=None, strides=None, layout: str | None = None) -> str:
         self._views += 1
         name = f"{self.name(v.tensor)}_v{self._views}"
         elem = v.tensor.dtype.cxx
-        shape, strides = view_values(v)
+        if shape is None:
+            shape, strides = view_values(v)
+        else:
+            shape, strides = list(shape), list(strides)
         shp = [s if isinstance(s, int) else None for s in shape]
         std = [s if isinstance(s, int) else None for s in strides]
         tshape = ", ".join("DYNAMIC" if s is None else str(s) for s in shp)
         tstride = ", ".join("DYNAMIC" if s is None else str(s) for s in std)
-        gt = f"GlobalTensor<{elem}, Shape<{tshape}>, Stride<{tstride}>, {_LAYOUT[v.layout]}>"
+        lay = f"Layout::{layout}" if layout else _LAYOUT[v.layout]
+        gt = f"GlobalTensor<{elem}, Shape<{tshape}>, Stride<{tstride}>, {lay}>"
         ptr = self.name(v.tensor)
         off = self.expr(v.offset)
         base = ptr if off == "0" else f"{ptr} + {off}"

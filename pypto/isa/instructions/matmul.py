@@ -17,6 +17,10 @@ _BIAS = Operand("bias", locs=("Bias",), group=None)
 _ASCALE = Operand("aScale", locs=("ScaleLeft",), group=None)
 _BSCALE = Operand("bScale", locs=("ScaleRight",), group=None)
 _MX_BIAS = Operand("bias", locs=("Bias",), group=None, optional=True)
+# the MX accumulate overload (cOut, cIn, a, aScale, b, bScale): c keeps the main list's name, so
+# the dtype rows match by name; cIn must be c itself (as TMATMUL_ACC's)
+_MX_ACC = (Operand("c", role="inout", locs=("Acc",), group=None), Operand("cIn", locs=("Acc",), group=None),
+           _A, _ASCALE, _B, _BSCALE)
 
 _PHASE = Param("accPhase", "AccPhase", ("Unspecified", "Partial", "Final"), "Unspecified")
 
@@ -53,7 +57,8 @@ _MX_NOTES = _COMMON + (
     "a5 only: C[i, j] = sum over k of (A[i, k] * 2^(aScale[i, k/32] - 127)) * "
     "(B[k, j] * 2^(bScale[k/32, j] - 127)), plus bias[0, j] (f32) when given",
     "A.Cols % 64 == 0; aScale validCol and bScale validRow are even",
-    "also has accumulate overloads (cOut, cIn, a, aScale, b, bScale) with the TMATMUL_ACC rule",
+    "accumulate overload (cOut, cIn, a, aScale, b, bScale): cOut += the scaled product, with "
+    "the TMATMUL_ACC rule (cIn must be cOut); no bias then",
     "no CPU sim implementation (pto-isa's README claims one, and one for a2a3)",
 )
 
@@ -70,7 +75,7 @@ INSTRUCTIONS = (
                  "with it, the CPU sim adds it afterwards",) + _MATMUL_NOTES),
     Instr("TMATMUL_MX", 0x1404, "matmul", "c = (a scaled by aScale) @ (b scaled by bScale) [+ bias]",
           (_C, _A, _ASCALE, _B, _BSCALE, _MX_BIAS), _MX, pipe="M", params=(_PHASE,),
-          domain="src", spec_ref="5.6, 6.3, 6.4", notes=_MX_NOTES),
+          domain="src", spec_ref="5.6, 6.3, 6.4", notes=_MX_NOTES, overloads=(_MX_ACC,)),
     Instr("TGEMV", 0x1405, "matmul", "c[0, :] = a[0, :] @ b (m = 1)", (_C, _A, _B), _MM,
           pipe="M", params=(_PHASE,), domain="src", spec_ref="5.6, 6.4",
           notes=_COMMON + ("runs the cube in GEMV mode; k = b.validRow, n = b.validCol",
@@ -84,5 +89,5 @@ INSTRUCTIONS = (
           spec_ref="5.6, 6.4", notes=_COMMON + ("no CPU sim implementation",)),
     Instr("TGEMV_MX", 0x1408, "matmul", "GEMV (m = 1) with MX block scales [+ bias]",
           (_C, _A, _ASCALE, _B, _BSCALE, _MX_BIAS), _MX, pipe="M", params=(_PHASE,),
-          domain="src", spec_ref="5.6, 6.4", notes=_MX_NOTES),
+          domain="src", spec_ref="5.6, 6.4", notes=_MX_NOTES, overloads=(_MX_ACC,)),
 )

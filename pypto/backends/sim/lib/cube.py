@@ -202,10 +202,11 @@ def _scale_k(x, s, sl, scode, rows, k, scale_rows):
 @njit(**_J)
 def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, bl,
            sb, sbvr, sbvc, sbl, bias, bsvr, bsvc, bsl, acode, bcode, scode, lanes, gemv, has_bias,
-           err):
-    """c = (a scaled by sa) @ (b scaled by sb) [+ bias] into an f32 accumulator: every product
-    of the widened, scaled operands is exact in f64 and summed there (BLAS dgemm), then rounded
-    once to f32. fp4 operands (lanes == 2) count pairs along K: k = 2 * a.validCol."""
+           accumulate, err):
+    """c = (a scaled by sa) @ (b scaled by sb) [+ bias], or c += it, into an f32 accumulator:
+    every product of the widened, scaled operands is exact in f64 and summed there (BLAS dgemm),
+    then rounded once to f32 (and added to c in f32). fp4 operands (lanes == 2) count pairs along
+    K: k = 2 * a.validCol."""
     m, k, n, rows = _sizes(avr, avc * lanes, bvr * lanes, bvc, avr, gemv, False, err)
     if m == 0:
         return
@@ -215,7 +216,7 @@ def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, b
     p = np.dot(pa, pb.T).astype(np.float32)
     if has_bias:
         _add_bias(p, bias, bsl, rows, n)
-    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
+    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
 
 
 # -- moves -------------------------------------------------------------------------------------------

@@ -33,35 +33,55 @@ INSTRUCTIONS = (
           _DATA, pipe="ALL", domain="src",
           params=(Param("atomic", "AtomicType", ("None", "AtomicAdd"), "None"),),
           spec_ref="5.10",
-          notes=("atomic is a template or a run-time argument (C++ AtomicNone / AtomicAdd)",)),
+          notes=("atomic is a template or a run-time argument (C++ AtomicNone / AtomicAdd)",
+                 "AtomicAdd (TSTORE in atomic-add mode, dst += src, each element atomic) takes "
+                 "f16 f32 i16 i32 i8 bf16 on a2a3 and the same without bf16 on a5",
+                 "stages through UB: TLOAD on MTE2, TSTORE on MTE3, handed over on EVENT_ID0 "
+                 "(ping-pong: EVENT_ID0/1); ends with an MTE3 -> MTE2 wait but does not hold the "
+                 "scalar unit, so a TNOTIFY right after it can overtake the data: put "
+                 "pipe_barrier(PIPE_ALL) between them",
+                 "CPU sim: copies the wrong way (into src) and ignores AtomicAdd; its ping-pong "
+                 "form does not compile")),
     Instr("TGET", 0x1802, "comm", "dstLocal = srcRemote (remote read)",
           (Operand("dstLocal", kind="gm", role="out", locs=()),
            Operand("srcRemote", kind="gm", locs=()), _TILE, _PONG),
           _DATA, pipe="ALL", domain="src", spec_ref="5.10"),
     Instr("TNOTIFY", 0x1803, "comm", "signal = value, or signal += value (remote i32 signal)",
           (Operand("signal", kind="gm", role="inout", locs=(), group=None), _VALUE),
-          _I32_SIGNAL, pipe="S",
+          _I32_SIGNAL, pipe="ALL",
           params=(Param("notifyOp", "NotifyOp", ("AtomicAdd", "Set"), None),), spec_ref="5.10",
           notes=("NotifyOp enumerators: AtomicAdd=0, Set=1",
-                 "CPU sim: the add is not atomic",
-                 "pipe S is inferred (a scalar GM access)")),
+                 "a scalar store (Set) or scalar atomic add (AtomicAdd) of element 0 of the "
+                 "signal, with cache maintenance around it; it ends with pipe_barrier(PIPE_ALL) "
+                 "(hence pipe ALL) but has no barrier before the store",
+                 "CPU sim: the add is not atomic")),
     Instr("TWAIT", 0x1804, "comm", "block until (signal cmp value) holds",
           (_SIGNAL_IN, _VALUE), _I32_SIGNAL, pipe="S", params=(_WAIT_CMP,), spec_ref="5.10",
           notes=("WaitCmp order differs from CmpMode: EQ NE GT GE LT LE",
+                 "the signal is a local 5-D int32 tensor (a 1x1x1x1x1 Signal, or a Signal2D "
+                 "sub-grid): every element must satisfy the condition; nothing resets it",
+                 "NPU: polls with cache invalidation and a PIPE_ALL barrier every 64 sweeps; "
+                 "release builds wait forever (the 10^8-sweep deadlock assert is debug-only)",
                  "pipe S is inferred (a scalar poll of GM)")),
     Instr("TTEST", 0x1805, "comm", "return whether (signal cmp value) holds, without blocking",
           (_SIGNAL_IN, _VALUE), _I32_SIGNAL, pipe="S", params=(_WAIT_CMP,), spec_ref="5.10",
           notes=("returns a bool instead of an event",
+                 "one sweep over the 5-D int32 signal, stopping at the first element that fails; "
+                 "true only if every element passes",
                  "pipe S is inferred (a scalar read of GM)")),
     Instr("TGATHER_COMM", 0x1806, "comm",
           "dst = the ranks' tensors concatenated along DIM_3 (rank r's rows at r * H)",
           (_GROUP_IN, Operand("dst", kind="gm", role="out", locs=()), _TILE, _PONG),
           _DATA, pipe="ALL", domain="src", spec_ref="5.10",
-          notes=("C++ pto::comm::TGATHER; PTO-AS spells it tgather", _ROOT)),
+          notes=("C++ pto::comm::TGATHER; PTO-AS spells it tgather", _ROOT,
+                 "ranks visited in ascending order, the root included; dst rows past N * H are "
+                 "left untouched",
+                 "CPU sim: a no-op")),
     Instr("TSCATTER_COMM", 0x1807, "comm", "split src along DIM_3 into equal parts, one per rank",
           (_GROUP_OUT, Operand("src", kind="gm", locs=()), _TILE, _PONG),
           _DATA, pipe="ALL", domain="src", spec_ref="5.10",
-          notes=("C++ pto::comm::TSCATTER; PTO-AS spells it tscatter", _ROOT)),
+          notes=("C++ pto::comm::TSCATTER; PTO-AS spells it tscatter", _ROOT,
+                 "CPU sim: a no-op")),
     Instr("TREDUCE", 0x1808, "comm", "dst = elementwise reduceOp over all ranks' tensors",
           (_GROUP_IN, Operand("dst", kind="gm", role="out", locs=()),
            Operand("acc", role="tmp"), Operand("recv", role="tmp"), _PONG),
@@ -69,8 +89,12 @@ INSTRUCTIONS = (
           params=(Param("reduceOp", "ReduceOp", ("Sum", "Max", "Min"), None),), spec_ref="5.10",
           notes=("acc holds the running result; recv (and pong for double buffering) receive the "
                  "next rank's chunk; the vector unit does the reduction",
+                 "fixed order, so float results are deterministic: acc = the root's chunk, then "
+                 "acc = acc op rank r's for r ascending, skipping the root (NPU and CPU sim agree)",
                  _ROOT)),
     Instr("TBROADCAST", 0x1809, "comm", "copy src from the root to every rank's tensor",
           (_GROUP_OUT, Operand("src", kind="gm", locs=()), _TILE, _PONG),
-          _DATA, pipe="ALL", domain="src", spec_ref="5.10", notes=(_ROOT,)),
+          _DATA, pipe="ALL", domain="src", spec_ref="5.10",
+          notes=(_ROOT, "every rank's tensor is written, the root's included, in ascending rank "
+                        "order; each chunk is loaded once")),
 )

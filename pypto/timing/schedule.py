@@ -1,9 +1,10 @@
 """The scheduler: a launch's recorded instruction stream laid out on each core's pipes.
 
-Per block (one core each; more blocks than cores go to the earliest-free core), the scalar unit
-issues statements in program order, one cycle each, into one in-order queue per pipe. A pipe
-starts its next instruction when it is issued and the pipe is free; pipes run concurrently and
-are ordered only by flags and barriers:
+The launch hands blocks to cores one by one (``block_dispatch`` cycles apart; more blocks than
+cores go to the earliest-free core), and a core spends ``block_start`` cycles of scalar set-up on
+each. Per block the scalar unit issues statements in program order (``scalar_issue`` cycles each)
+into one in-order queue per pipe. A pipe starts its next instruction when it is issued and the
+pipe is free; pipes run concurrently and are ordered only by flags and barriers:
 
 * ``set_flag(src, dst, id)`` runs on src once src's earlier instructions are done (latency
   included) and leaves a token; ``wait_flag(src, dst, id)`` holds dst until a token is there (a
@@ -13,10 +14,14 @@ are ordered only by flags and barriers:
 * ``pipe_barrier(p)``: p's later instructions start after its earlier ones are done;
   ``pipe_barrier(ALL)`` holds issue until every pipe is done.
 
+Busy ratios count a GM transfer until its data is back (its latency: the pipe may start the next
+transfer meanwhile, but a profiler counts it busy), overlapping spans once.
+
 GM bandwidth (documented model, "l2+fair"): each byte of a GM tensor comes from HBM once, at the
 core's fair share of HBM (HBM bandwidth / cores), and every re-read hits L2; each load is charged
 the tensor's HBM fraction (tensor bytes / bytes loaded from it over all cores) of its bytes at the
-HBM rate, the rest at the L2 rate. This assumes the panels in flight fit L2 (192 MiB on a2a3), as
+HBM rate, the rest at the L2 rate, and its latency grows by that fraction of ``hbm_latency``.
+This assumes the panels in flight fit L2 (192 MiB on a2a3), as
 pto-isa's A3 GEMM measurements show up to 7680^3, whose whole inputs (236 MB) do not.
 """
 from __future__ import annotations

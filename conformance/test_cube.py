@@ -750,7 +750,7 @@ def _mx_kernel(a_dt: str, b_dt: str, op: str, bias: bool, mode: str):
     kq = MXK // 2 if fp4 else MXK                # K capacity in stored elements
     dta, dtb = (FP4[a_dt], FP4[b_dt]) if fp4 else (DT[a_dt], DT[b_dt])
 
-    def k_mx(a, b, sa, sb, bias_g, c, m, kk, n):
+    def k_mx(a, b, sa, sbt, bias_g, c, m, kk, n):
         am = pto.TileMatNz(dta, (MC, kq), valid=pto.DYNAMIC)
         bm = (pto.TileMatZn if fp4 else pto.TileMatNz)(dtb, (kq, NC), valid=pto.DYNAMIC)
         sam, sbm = _scale_tile(MC, MXK // 32, False, True), _scale_tile(MXK // 32, NC, True, True)
@@ -764,7 +764,8 @@ def _mx_kernel(a_dt: str, b_dt: str, op: str, bias: bool, mode: str):
         pto.TLOAD(bm, pto.GlobalTensor(b, (1, 1, 1, kk, n), (kq * NC, kq * NC, kq * NC, 1, kq),
                                        layout=pto.DN) if fp4 else b[0:kk, 0:n])
         pto.TLOAD(sam, sa[:, :])
-        pto.TLOAD(sbm, sb[:, :])
+        pto.TLOAD(sbm, pto.GlobalTensor(sbt, (1, 1, 1, MXK // 32, NC), (1, 1, 1, 1, MXK // 32), 0,
+                                        layout=pto.DN))      # bScale from its N x K/32 transpose
         pto.TMOV(al, am)
         pto.TMOV(br, bm)
         pto.TMOV(sal, sam)
@@ -801,8 +802,8 @@ def _run_mx(a_dt, b_dt, op, bias, m, k, n, mode, key):
     _MX_SEEN.clear()
     e8 = ml_dtypes.float8_e8m0fnu
     _mx_kernel(a_dt, b_dt, op, bias, mode)(_up(a, a_dt), _up(b, b_dt), pypto.Tensor(sa.view(e8)),
-                                         pypto.Tensor(sb.view(e8)), pypto.Tensor(bias_v), c,
-                                         m, k, n)
+                                         pypto.Tensor(np.ascontiguousarray(sb.T).view(e8)),
+                                         pypto.Tensor(bias_v), c, m, k, n)
     fa, fb = R.mx_scaled(av, sa, False), R.mx_scaled(bv, sb, True)
     want = R.matmul(fa, fb, m, k, n, bias=bias_v[0] if bias else None)
     err = np.abs(c.numpy()[:m, :n].astype(np.float64) - want)
@@ -849,11 +850,9 @@ def _mx_acc_kernel(mode: str, c_in_other: bool = False, b_scale_rows: bool = Fal
     return pypto.kernel(k_mx_acc, mode=mode)
 
 
-@pytest.mark.parametrize("b_scale_rows", [False, True])
-def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes, b_scale_rows):
+def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes):
     """TMATMUL_MX(cOut, cOut, a, aScale, b, bScale) adds the scaled product to cOut: two equal
-    products give twice one (exact in f32), so a form that overwrote would give half. With
-    ``b_scale_rows`` bScale is loaded from its N x K/32 transpose through a DN view."""
+    products give twice one (exact in f32), so a form that overwrote would give half."""
     e8 = ml_dtypes.float8_e8m0fnu
     for mode, init in sim_modes:
         init(soc="a5")
@@ -863,14 +862,27 @@ def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes, b_scale_row
         sa = rng.integers(120, 134, (MC, MXK // 32)).astype(np.uint8)
         sb = rng.integers(120, 134, (MXK // 32, NC)).astype(np.uint8)
         c = pypto.zeros((MC, NC), pypto.float32)
-        sb_up = np.ascontiguousarray(sb.T) if b_scale_rows else sb
-        _mx_acc_kernel(mode, b_scale_rows=b_scale_rows)(
-            pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(sa.view(e8)), pypto.Tensor(sb_up.view(e8)), c)
+        _mx_acc_kernel(mode, b_scale_rows=True)(
+            pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(sa.view(e8)),
+            pypto.Tensor(np.ascontiguousarray(sb.T).view(e8)), c)
         fa, fb = R.mx_scaled(av, sa, False), R.mx_scaled(bv, sb, True)
         want = R.matmul(fa, fb, MC, MXK, NC)
         tol = R.tolerance(fa, fb, MC, MXK, NC)
         err = np.abs(c.numpy().astype(np.float64) - 2 * want)
         assert (err <= 2 * tol).all(), f"{mode}: max error {err.max()}"
+
+
+def test_a_plain_nd_bscale_has_no_npu_load(pto_init):
+    """The NPU loads bScale from MX_B_DN (its N x K/32 transpose), MX_B_ND (pair-interleaved) or
+    MX_B_NN, never from a plain K/32 x N matrix: that TLOAD is a LayoutError naming the DN form."""
+    pto_init(soc="a5")
+    e8 = ml_dtypes.float8_e8m0fnu
+    args = (pypto.zeros((MC, MXK), pypto.float8_e5m2), pypto.zeros((MXK, NC), pypto.float8_e5m2),
+            pypto.Tensor(np.full((MC, MXK // 32), 127, np.uint8).view(e8)),
+            pypto.Tensor(np.full((MXK // 32, NC), 127, np.uint8).view(e8)),
+            pypto.zeros((MC, NC), pypto.float32))
+    with pytest.raises(pypto.errors.LayoutError, match=r"(?s)plain K/32 x N.*layout=pto.DN"):
+        _mx_acc_kernel("compiled")(*args)
 
 
 def test_mx_accumulate_needs_cin_to_be_cout(pto_init):
@@ -881,7 +893,7 @@ def test_mx_accumulate_needs_cin_to_be_cout(pto_init):
             pypto.Tensor(np.full((MXK // 32, NC), 127, np.uint8).view(e8)),
             pypto.zeros((MC, NC), pypto.float32))
     with pytest.raises(pypto.errors.OperandError, match="cIn .* is not cOut"):
-        _mx_acc_kernel("compiled", c_in_other=True)(*args)
+        _mx_acc_kernel("compiled", c_in_other=True, b_scale_rows=True)(*args)
 
 
 def test_mx_is_a5_only(pto_init):
@@ -943,8 +955,8 @@ def test_mx_fp4_matmul(sim_modes, op, bias, a_fmt, b_fmt):
             e8 = ml_dtypes.float8_e8m0fnu
             kern(pypto.Tensor(R.pack_pairs(ac), dtype=FP4[a_fmt]),
                  pypto.Tensor(R.pack_pairs(np.ascontiguousarray(bc.T)), dtype=FP4[b_fmt]),
-                 pypto.Tensor(sa.view(e8)), pypto.Tensor(sb.view(e8)), pypto.Tensor(bias_v), c,
-                 m, k // 2, n)
+                 pypto.Tensor(sa.view(e8)), pypto.Tensor(np.ascontiguousarray(sb.T).view(e8)),
+                 pypto.Tensor(bias_v), c, m, k // 2, n)
             fa = R.mx_scaled(R.fp4_values(ac, a_fmt), sa, False)
             fb = R.mx_scaled(R.fp4_values(bc, b_fmt), sb, True)
             want = R.matmul(fa, fb, m, k, n, bias=bias_v[0] if bias else None)

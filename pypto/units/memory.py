@@ -103,17 +103,26 @@ def _matching(node, t: TileVar, v: GmView, fix: str) -> LayoutError:
 
 
 # TLOAD GM -> boxed Mat tile: the conversions each SoC's DMA makes, (view, tile layout, fractal):
-# a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the MX scales (e8m0) ND -> Zz / Nn and
-# DN -> Nn (the NPU's MX_B_DN: bScale given as N x K/32 rows, as pto-isa's MXFP8 GEMM keeps it).
+# a2a3 ND -> Nz and DN -> Zn; a5 also DN -> Nz, and the MX scales (e8m0): aScale ND -> Zz, bScale
+# DN -> Nn (the NPU's MX_B_DN: bScale kept as N x K/32 rows, as pto-isa's MXFP8 GEMM keeps it).
+# A plain ND K/32 x N bScale has no NPU load (its MX_B_ND GM layout interleaves pairs of K rows).
 MAT_LOADS = {"a2a3": (("ND", "Nz", 512), ("DN", "Zn", 512)),
              "a5": (("ND", "Nz", 512), ("DN", "Nz", 512), ("DN", "Zn", 512), ("ND", "Zz", 32),
-                    ("ND", "Nn", 32), ("DN", "Nn", 32))}
+                    ("DN", "Nn", 32))}
 
 
 def _check_mat_load(node, soc, t: TileVar, v: GmView) -> None:
     ty = t.type
     if (v.layout, ty.layout_name, ty.fractal) in MAT_LOADS[soc.name]:
         return
+    if soc.name == "a5" and (v.layout, ty.layout_name, ty.fractal) == ("ND", "Nn", 32):
+        raise LayoutError(f"TLOAD: an ND view into {t.name}, an Nn MX bScale tile",
+                          rule="the NPU's TLOAD fills a bScale tile from MX_B_DN (the N x K/32 "
+                               "transpose, row by row), MX_B_ND (K/32 rows interleaved in pairs) "
+                               "or MX_B_NN GM layouts, never from a plain K/32 x N matrix",
+                          fix="keep bScale as an N x K/32 tensor sbt and load "
+                              "pto.GlobalTensor(sbt, (1, 1, 1, K/32, N), (1, 1, 1, 1, K/32 of "
+                              "sbt's rows), offset, layout=pto.DN)")
     legal = ", ".join(f"{a} -> {b}" + (" (MX scales, fractal 32)" if f == 32 else "")
                       for a, b, f in MAT_LOADS[soc.name])
     fix = (f"load {t.name} as Nz from an ND view (pto.TileMatNz)" if v.layout == "ND" else

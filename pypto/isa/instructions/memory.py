@@ -52,9 +52,9 @@ INSTRUCTIONS = (
                  "CPU sim fills the whole tile with the pad value first (0 for PadNull) and has no NZ "
                  "GM layout",
                  "int8 PadValue::Min is -1 on the NPU (-128 in the CPU sim)",
-                 "a5 also moves hif8 (pads 0, as fp8), the e8m0 MX scales (ND -> Zz for aScale, "
-                 "ND -> Nn or a DN view of its N x K/32 transpose -> Nn for bScale, emitted as the "
-                 "NPU's MX_B_DN) and the packed fp4 pairs (pad 0) as bytes: a pypto "
+                 "a5 also moves hif8 (pads 0, as fp8), the e8m0 MX scales (aScale: ND -> Zz; "
+                 "bScale: a DN view of its N x K/32 transpose -> Nn, emitted as the NPU's "
+                 "MX_B_DN) and the packed fp4 pairs (pad 0) as bytes: a pypto "
                  "fp4 element is one byte, two values along the storage's contiguous axis, so tile "
                  "and view shapes count pairs where pto-isa's C++ counts values")),
     Instr("TPREFETCH", 0x1302, "memory",

@@ -189,9 +189,15 @@ def main(argv=None) -> None:
     ap.add_argument("--fit", action="store_true", help="grid-search the guessed parameters first")
     args = ap.parse_args(argv)
     picked = any(x is not None for x in (args.gemm, args.topk, args.mxfp8))
-    gemm = args.gemm if args.gemm is not None else ([] if picked else sorted(PUBLISHED))
-    tk = [k for k in TOPK_PUBLISHED if args.topk is None and not picked or k[0] in (args.topk or ())]
-    mx = args.mxfp8 if args.mxfp8 is not None else ([] if picked else sorted(MX_PUBLISHED))
+
+    def chosen(given, every):                  # a flag alone means every case of its kernel
+        if given is None:
+            return [] if picked else list(every)
+        return given or list(every)
+    gemm = chosen(args.gemm, sorted(PUBLISHED))
+    rows = chosen(args.topk, sorted({r for r, _ in TOPK_PUBLISHED}))
+    tk = [k for k in TOPK_PUBLISHED if k[0] in rows]
+    mx = chosen(args.mxfp8, sorted(MX_PUBLISHED))
     pypto.init(soc="a2a3")
     params = fit({"gemm": gemm, "topk": tk}) if args.fit and (gemm or tk) else None
     if gemm:

@@ -182,8 +182,8 @@ def test_ir_of_unsimulated_instructions_shows_their_pipes():
 
 @pytest.mark.parametrize("mode", ["compiled", "eager"])
 def test_event_buffer_records_instruction_block_and_pipe(mode):
-    """SimOptions(events=N): each executed instruction leaves (site, block, pipe, order), the same
-    in both modes, for the cost model and timeline to come."""
+    """SimOptions(events=N): each executed instruction leaves (site, block, pipe, order, dynamic
+    tile sizes), the same in both modes, for the cost model and timeline."""
     from pypto.isa.schema import PIPES
 
     @pypto.kernel
@@ -206,7 +206,8 @@ def test_event_buffer_records_instruction_block_and_pipe(mode):
         # traced kernel: eager mode runs the body without them
         assert set(kinds) == ({InstrNode, Sync} if mode == "compiled" else {InstrNode})
         ev = every[[k is InstrNode for k in kinds]]
-        assert ev.shape == (3 * 2 * 3, 4)
+        assert ev.shape == (3 * 2 * 3, 8)
+        assert not ev[:, 4:].any()                      # no dynamic tiles: no runtime sizes
         names = [be.last_event_sites[s].name for s in ev[:, 0]]
         assert names == ["TLOAD", "TADDS", "TSTORE"] * 6
         assert list(ev[:, 1]) == [b for b in range(3) for _ in range(6)]

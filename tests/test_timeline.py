@@ -179,6 +179,35 @@ def test_invariants_of_a_multi_block_gemm(mode):
     assert set(tl.by_instruction()) >= {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TSTORE"}
 
 
+def test_dynamic_valid_regions_are_priced_at_their_runtime_size(mode):
+    """A tile whose valid rows are a kernel argument: each launch's TEXP costs what its rows
+    need (one issue + 2 cycles per 256-byte repeat at exp's rate), not the tile's capacity."""
+    @pypto.kernel
+    def k(x, z, n):
+        t = pto.Tile(pto.Vec, pto.float32, (64, 64), valid=pto.DYNAMIC)
+        t.set_valid(n, 64)
+        pto.TLOAD(t, x[0:n, :])
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.TEXP(t, t)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.TSTORE(z[0:n, :], t)
+
+    p = {k: f.value for k, f in cost_table("a2a3").items()}
+    x = pypto.Tensor(np.zeros((64, 64), np.float32))
+    spans = {}
+    for n in (8, 64):
+        z = pypto.zeros((64, 64), pypto.float32)
+        tl = pypto.timeline(k, x, z, n)
+        np.testing.assert_array_equal(z.numpy()[:n], 1.0)
+        exp = next(s for s in tl.slices() if s.name == "TEXP")
+        spans[n] = (exp.end - exp.start, tl.cycles)
+        repeats = n * 64 * 4 // 256
+        assert exp.end - exp.start == pytest.approx(p["vec_issue"] + repeats * 256 / 4 / p["vec_slow_elems"])
+    assert spans[8][1] < spans[64][1]
+
+
 def test_more_bytes_cost_more_cycles(session):
     def k(x, z):
         t = pto.Tile(pto.Vec, pto.float32, (x.shape[0], 64))

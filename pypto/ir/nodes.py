@@ -408,6 +408,16 @@ class InstrNode(Stmt):
     effects: tuple[Effect, ...] = ()
 
 
+def dynamic_tiles(node: InstrNode) -> list[TileVar]:
+    """The instruction's first two distinct tile operands with a dynamic valid region: the ones
+    whose runtime sizes a recorded event carries (for the cost model)."""
+    out: list[TileVar] = []
+    for o in node.operands:
+        if isinstance(o, TileVar) and o.dynamic and all(o is not t for t in out):
+            out.append(o)
+    return out[:2]
+
+
 @dataclass(eq=False)
 class SetValid(Stmt):
     tile: TileVar

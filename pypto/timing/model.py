@@ -4,12 +4,13 @@ Occupancy is how long an instruction keeps its pipe busy (it counts toward utili
 latency is how much later its results (and a set_flag after it) become visible, without
 blocking the pipe. Parameters come from the SoC's table (pypto/isa/costs.py); a family is
 chosen from the instruction's pipe and category in the ISA table, so a new instruction gets a
-cost without a list to update. Sizes are the operands' static valid regions and GM view shapes;
-a dynamic one is costed at its tile's full shape (an upper bound).
+cost without a list to update. Sizes are the operands' valid regions (a dynamic one as the
+recorded event had it) and GM view shapes (a runtime-shaped view at its tile's valid region).
 """
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
@@ -34,8 +35,16 @@ def _int(x, default: int) -> int:
     return x if isinstance(x, int) else default
 
 
+# runtime (rows, cols) of dynamic tiles, by object id, while one recorded event is priced
+_SIZES: ContextVar[dict] = ContextVar("pypto_timing_sizes", default={})
+
+
 def valid(t: TileVar) -> tuple[int, int]:
-    """A tile's valid (rows, cols): the static values, else the tile's shape."""
+    """A tile's valid (rows, cols): the static values, the runtime ones the event recorded for a
+    dynamic tile, else the tile's shape."""
+    got = _SIZES.get().get(id(t))
+    if got is not None:
+        return got
     return _int(t.valid[0], t.type.rows), _int(t.valid[1], t.type.cols)
 
 
@@ -227,9 +236,16 @@ def family(n: InstrNode) -> Callable[[InstrNode, dict], Cost]:
     return _vector
 
 
-def cost(n: InstrNode, params: dict) -> Cost:
-    """Occupancy and latency of instruction ``n`` with the SoC's parameter values."""
-    return family(n)(n, params)
+def cost(n: InstrNode, params: dict, sizes: dict | None = None) -> Cost:
+    """Occupancy and latency of instruction ``n`` with the SoC's parameter values; ``sizes``
+    maps its dynamic tiles (by id) to the (rows, cols) one execution had."""
+    if not sizes:
+        return family(n)(n, params)
+    token = _SIZES.set(sizes)
+    try:
+        return family(n)(n, params)
+    finally:
+        _SIZES.reset(token)
 
 
 __all__ = ["Cost", "cost", "family", "valid"]

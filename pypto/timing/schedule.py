@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DeadlockError
-from ..ir.nodes import InstrNode, Sync
+from ..ir.nodes import InstrNode, Sync, dynamic_tiles
 from .model import Cost, cost
 
 # pipe lanes in CANN's pipeline view order, with their display names
@@ -93,23 +93,53 @@ def _label(n) -> str:
     return n.name
 
 
-def _hbm_fraction(events, tensor_bytes: dict[int, int], costs) -> dict[int, float]:
+class _Prices:
+    """Each event's cost: per site, or per (site, runtime sizes) for sites with dynamic tiles."""
+
+    def __init__(self, sites: list, params: dict):
+        self.sites, self.params = sites, params
+        self.base = [cost(n, params) if isinstance(n, InstrNode) else None for n in sites]
+        self.dyn = {i: ts for i, n in enumerate(sites) if isinstance(n, InstrNode)
+                    for ts in [dynamic_tiles(n)] if ts}
+        self.seen: dict[tuple, Cost] = {}
+
+    def __call__(self, row: list) -> Cost | None:
+        site = row[0]
+        tiles = self.dyn.get(site)
+        if tiles is None:
+            return self.base[site]
+        key = (site, row[4], row[5], row[6], row[7])
+        c = self.seen.get(key)
+        if c is None:
+            sizes = {id(t): (key[1 + 2 * k], key[2 + 2 * k]) for k, t in enumerate(tiles)}
+            c = self.seen[key] = cost(self.sites[site], self.params, sizes)
+        return c
+
+
+def _hbm_fraction(events, tensor_bytes: dict[int, int], price) -> dict[int, float]:
     """Per GM tensor: the share of its loaded bytes that comes from HBM (the rest from L2)."""
     loaded: dict[int, int] = defaultdict(int)
-    for s in events[:, 0]:
-        c = costs[int(s)]
+
+    def add(c: Cost | None, times: int) -> None:
         if c is not None and c.family == "gm_in" and c.tensor is not None:
-            loaded[c.tensor] += c.bytes
+            loaded[c.tensor] += c.bytes * times
+    counts = np.bincount(events[:, 0], minlength=len(price.base)) if len(events) else ()
+    for site, n in enumerate(counts):       # sites of one size: their count; the rest row by row
+        if n and site not in price.dyn:
+            add(price.base[site], int(n))
+    if price.dyn:
+        for row in events[np.isin(events[:, 0], list(price.dyn))].tolist():
+            add(price(row), 1)
     return {t: (min(1.0, tensor_bytes.get(t, b) / b) if b else 1.0) for t, b in loaded.items()}
 
 
-def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], float]:
-    """Lay out one block's stream (rows of (site, block, pipe, seq)) from cycle 0."""
+def _block(rows, sites, price, params, hbm, flow_ids) -> tuple[list[Slice], float]:
+    """Lay out one block's stream (rows of (site, block, pipe, seq, sizes)) from cycle 0."""
     issue, fence = 0.0, 0                  # fence: how many pipe_barrier(ALL) came before
     queues: dict[str, deque] = {p: deque() for p in LANES}
-    for r in rows:
-        n = sites[int(r[0])]
-        c = costs[int(r[0])]
+    for r in rows.tolist():
+        n = sites[r[0]]
+        c = price(r)
         if isinstance(n, Sync):
             if n.kind == "pipe_barrier" and n.src == "ALL":
                 queues["S"].append(("barrier_all", n, int(r[0]), issue, None, fence))
@@ -198,22 +228,22 @@ def _block(rows, sites, costs, params, hbm, flow_ids) -> tuple[list[Slice], floa
 
 def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: dict[int, int]
              ) -> list[CoreRun]:
-    """Lay out a launch's events (rows of (site, block, pipe, seq), by block then order) on the
-    SoC's cores; returns one CoreRun per core used."""
-    costs = [cost(n, params) if isinstance(n, InstrNode) else None for n in sites]
+    """Lay out a launch's events (rows of (site, block, pipe, seq, dynamic tile sizes), by block
+    then order) on the SoC's cores; returns one CoreRun per core used."""
+    price = _Prices(sites, params)
     uses_cube = any(isinstance(n, InstrNode) and n.pipe in CUBE_PIPES for n in sites)
     kind, ncores = ("AIC", soc.aic_cores) if uses_cube else ("AIV", soc.aiv_cores)
-    hbm = _hbm_fraction(events, tensor_bytes, costs)
+    hbm = _hbm_fraction(events, tensor_bytes, price)
     blocks = sorted(set(int(b) for b in events[:, 1])) if len(events) else []
     runs: list[CoreRun] = []
     flow_ids = itertools.count(1)
     laid: dict[bytes, tuple[list[Slice], float]] = {}     # blocks with the same stream: once
     for b in blocks:
         rows = events[events[:, 1] == b]
-        key = rows[:, 0].tobytes()
+        key = rows[:, [0, 4, 5, 6, 7]].tobytes()
         fresh = key not in laid
         if fresh:
-            laid[key] = _block(rows, sites, costs, params, hbm, flow_ids)
+            laid[key] = _block(rows, sites, price, params, hbm, flow_ids)
         template, end = laid[key]
         if len(runs) < ncores:                  # the launch hands out blocks one by one
             run = CoreRun(len(runs), kind, [])

@@ -83,7 +83,7 @@ class SimBackend(Backend):
         self._pool: ThreadPoolExecutor | None = None
         self._views: dict[int, dict] = {}      # addr -> {(shape, dtype): typed view}, until freed
         # with SimOptions(events=N): the last launch's events, rows of (site, block, pipe code,
-        # sequence number), and the IR node of each site
+        # sequence number, dynamic tile sizes: context.EVENT_COLUMNS), and each site's IR node
         self.last_events: np.ndarray | None = None
         self.last_event_sites: list = []
         self.last_events_dropped = 0           # events past the capacity (not recorded)

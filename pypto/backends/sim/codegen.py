@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ...errors import PtoError
 from ...ir.nodes import (Assign, BinOp, Expr, For, GmLoad, InstrNode, Kernel, ScalarParam, SetValid,
-                         Stmt, Sync, TensorParam, TileVar, Var, walk)
+                         Stmt, Sync, TensorParam, TileVar, Var, dynamic_tiles, walk)
 from ...isa.schema import PIPES
 from . import compile as C
 from . import lowering as L
@@ -163,8 +163,10 @@ class _Gen:
                 self.call(c, s, depth)
             if isinstance(s, InstrNode) and self.events:
                 pipe = PIPES.index(s.pipe) if s.pipe in PIPES else -1
+                sizes = [f"vv[{self.dyn[t.id] + k}]" for t in dynamic_tiles(s) for k in (0, 1)]
+                sizes += ["0"] * (4 - len(sizes))
                 self.emit(f"_record(ev, {expr(len(self.sites) - 1)}, block_idx, {expr(pipe)}, "
-                          "np.int64(ev[0, 0]), err)", depth)
+                          f"np.int64(ev[0, 0]), {', '.join(sizes)}, err)", depth)
             if isinstance(s, SetValid):
                 self.emit(f"vv[{self.dyn[s.tile.id]}] = {expr(s.rows)}", depth)
                 self.emit(f"vv[{self.dyn[s.tile.id] + 1}] = {expr(s.cols)}", depth)
@@ -181,7 +183,7 @@ class _Gen:
                 if self.events:              # the timeline orders pipes by these
                     code = PIPES.index(s.pipe) if s.pipe in PIPES else -1
                     self.emit(f"_record(ev, {expr(self.site(s))}, block_idx, {expr(code)}, "
-                              "np.int64(ev[0, 0]), err)", depth)
+                              "np.int64(ev[0, 0]), 0, 0, 0, 0, err)", depth)
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):
             self.emit("pass", depth)
 

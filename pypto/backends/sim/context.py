@@ -14,6 +14,9 @@ import numpy as np
 
 from .. import errcodes as E
 
+# an event row: site, block, pipe code, order, then (rows, cols) of up to two dynamic tiles
+EVENT_COLUMNS = 8
+
 
 class OnChip:
     """One worker's on-chip spaces (byte arrays of the SoC's real capacities), reused across
@@ -73,7 +76,7 @@ class WorkerRecord:
     """What one worker reports back: its error record, events, and (for the checkers to come)
     which on-chip bytes were written by which pipe."""
     err: np.ndarray = field(default_factory=lambda: np.zeros(E.SIZE, np.int64))
-    events: np.ndarray = field(default_factory=lambda: np.zeros((1, 4), np.int64))
+    events: np.ndarray = field(default_factory=lambda: np.zeros((1, EVENT_COLUMNS), np.int64))
     written: dict | None = None
 
     @property
@@ -99,7 +102,7 @@ class LaunchContext:
     def worker(self) -> WorkerRecord:
         rec = WorkerRecord()
         if self.event_capacity:
-            rec.events = np.zeros((self.event_capacity + 1, 4), np.int64)
+            rec.events = np.zeros((self.event_capacity + 1, EVENT_COLUMNS), np.int64)
         rec.reset(self.strict)
         with self._lock:
             self.records.append(rec)
@@ -115,11 +118,11 @@ class LaunchContext:
         return sum(max(0, int(r.events[0, 0]) - (len(r.events) - 1)) for r in self.records)
 
     def events(self) -> np.ndarray:
-        """All recorded events, rows of (site, block, pipe code, order in its worker's buffer),
-        sorted by block, then in the order they ran."""
+        """All recorded events, rows of (site, block, pipe code, order in its worker's buffer,
+        dynamic tile sizes: lib/context.py), sorted by block, then in the order they ran."""
         rows = [r.events[1:1 + min(int(r.events[0, 0]), len(r.events) - 1)] for r in self.records]
         rows = [x for x in rows if len(x)]
         if not rows:
-            return np.zeros((0, 4), np.int64)
+            return np.zeros((0, EVENT_COLUMNS), np.int64)
         allr = np.concatenate(rows)
         return allr[np.lexsort((allr[:, 3], allr[:, 1]))]

@@ -13,7 +13,8 @@ import numpy as np
 
 from ...errors import PtoError, TraceError
 from ...ir.executor import LOOP_EXIT, Builder
-from ...ir.nodes import Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, Sync, TileVar
+from ...ir.nodes import (Assign, ExprLike, InstrNode, RtFloat, RtInt, SetValid, Stmt, Sync, TileVar,
+                         dynamic_tiles)
 from ...ir.placement import Placement
 from ...ir.effects import annotate_node
 from ...ir.hazards import Checker
@@ -243,7 +244,10 @@ class EagerExecutor(Builder):
             if len(ev) > 1:                   # SimOptions(events=N): the same rows compiled code writes
                 self.sites.append(stmt)
                 pipe = PIPES.index(stmt.pipe) if stmt.pipe in PIPES else -1
-                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), self.rec.err)
+                dyn = dynamic_tiles(stmt) if isinstance(stmt, InstrNode) else []
+                sizes = [int(v) for t in dyn for v in t.valid]
+                sizes += [0] * (4 - len(sizes))
+                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), *sizes, self.rec.err)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
         elif isinstance(stmt, Assign):

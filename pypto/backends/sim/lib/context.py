@@ -1,14 +1,16 @@
 """Numba side of the per-launch runtime context (backends/sim/context.py): the event buffer.
 
-``ev`` is an int64 array of shape (capacity + 1, 4); row 0 holds the count of events written,
-rows 1.. one event each: (site id, block, pipe code, order in this buffer). Events past the
-capacity are counted but dropped.
+``ev`` is an int64 array of shape (capacity + 1, 8); row 0 holds the count of events written,
+rows 1.. one event each: (site id, block, pipe code, order in this buffer, then the runtime valid
+rows and columns of the instruction's first two dynamic tiles, 0 where there are none: the cost
+model prices those at their size, not their capacity). Events past the capacity are counted but
+dropped.
 """
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def record(ev, site, block, pipe, seq, err):
+def record(ev, site, block, pipe, seq, r0, c0, r1, c1, err):
     """Record one event; nothing after a fault (the faulted instruction and those skipped)."""
     if err[0] != 0:
         return
@@ -19,3 +21,7 @@ def record(ev, site, block, pipe, seq, err):
         ev[n, 1] = block
         ev[n, 2] = pipe
         ev[n, 3] = seq
+        ev[n, 4] = r0
+        ev[n, 5] = c0
+        ev[n, 6] = r1
+        ev[n, 7] = c1

@@ -829,46 +829,52 @@ def test_mx_matmul(sim_modes, op, bias, a_dt, b_dt):
             _run_mx(a_dt, b_dt, op, bias, *mkn, mode, ("mx", op, bias, a_dt, b_dt, mkn))
 
 
-def _mx_acc_kernel(mode: str, c_in_other: bool = False, b_scale_rows: bool = False):
+def _mx_acc_kernel(mode: str, c_in_other: bool = False, b_scale_rows: bool = False,
+                   op: str = "TMATMUL_MX"):
     """Two MX products into one accumulator: c = A.B, then c += A.B (the accumulate overload).
     ``b_scale_rows``: bScale comes as N x K/32 rows through a DN view (the NPU's MX_B_DN)."""
+    mx = getattr(pto, op)
     def k_mx_acc(a, b, sa, sb, c):
         am, bm = pto.TileMatNz(pto.float8_e5m2, (MC, MXK)), pto.TileMatNz(pto.float8_e5m2, (MXK, NC))
         sam, sbm = _scale_tile(MC, MXK // 32, False, True), _scale_tile(MXK // 32, NC, True, True)
         al, br = pto.TileLeft(pto.float8_e5m2, (MC, MXK)), pto.TileRight(pto.float8_e5m2, (MXK, NC))
         sal, sbr = _scale_tile(MC, MXK // 32, False, False), _scale_tile(MXK // 32, NC, True, False)
-        acc = pto.TileAcc(pto.float32, (MC, NC))
+        rows = 1 if op == "TGEMV_MX" else MC
+        acc = pto.TileAcc(pto.float32, (MC, NC), valid=(rows, NC))
         for t, g in ((am, a), (bm, b), (sam, sa)):
             pto.TLOAD(t, g[:, :])
         pto.TLOAD(sbm, pto.GlobalTensor(sb, (1, 1, 1, MXK // 32, NC), (1, 1, 1, 1, MXK // 32), 0,
                                         layout=pto.DN) if b_scale_rows else sb[:, :])
         for dst, src in ((al, am), (br, bm), (sal, sam), (sbr, sbm)):
             pto.TMOV(dst, src)
-        pto.TMATMUL_MX(acc, al, sal, br, sbr)
-        pto.TMATMUL_MX(acc, pto.TileAcc(pto.float32, (MC, NC)) if c_in_other else acc, al, sal, br, sbr)
-        pto.TSTORE(c[:, :], acc)
+        mx(acc, al, sal, br, sbr)
+        mx(acc, pto.TileAcc(pto.float32, (MC, NC)) if c_in_other else acc, al, sal, br, sbr)
+        pto.TSTORE(c[0:rows, :], acc)
+    k_mx_acc.__name__ = f"k_mx_acc_{op.lower()}"
     return pypto.kernel(k_mx_acc, mode=mode)
 
 
-def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes):
-    """TMATMUL_MX(cOut, cOut, a, aScale, b, bScale) adds the scaled product to cOut: two equal
-    products give twice one (exact in f32), so a form that overwrote would give half."""
+@pytest.mark.parametrize("op", ["TMATMUL_MX", "TGEMV_MX"])
+def test_mx_accumulate_overload_adds_into_the_accumulator(sim_modes, op):
+    """TMATMUL_MX / TGEMV_MX(cOut, cOut, a, aScale, b, bScale) add the scaled product to cOut:
+    two equal products give twice one (exact in f32), so a form that overwrote would give half."""
     e8 = ml_dtypes.float8_e8m0fnu
+    m = 1 if op == "TGEMV_MX" else MC
     for mode, init in sim_modes:
         init(soc="a5")
-        rng = rng_for("mx-acc", mode)
+        rng = rng_for("mx-acc", mode, op)
         a, av = _values(rng, "e5m2", (MC, MXK))
         b, bv = _values(rng, "e5m2", (MXK, NC))
         sa = rng.integers(120, 134, (MC, MXK // 32)).astype(np.uint8)
         sb = rng.integers(120, 134, (MXK // 32, NC)).astype(np.uint8)
         c = pypto.zeros((MC, NC), pypto.float32)
-        _mx_acc_kernel(mode, b_scale_rows=True)(
+        _mx_acc_kernel(mode, b_scale_rows=True, op=op)(
             pypto.Tensor(a), pypto.Tensor(b), pypto.Tensor(sa.view(e8)),
             pypto.Tensor(np.ascontiguousarray(sb.T).view(e8)), c)
         fa, fb = R.mx_scaled(av, sa, False), R.mx_scaled(bv, sb, True)
-        want = R.matmul(fa, fb, MC, MXK, NC)
-        tol = R.tolerance(fa, fb, MC, MXK, NC)
-        err = np.abs(c.numpy().astype(np.float64) - 2 * want)
+        want = R.matmul(fa, fb, m, MXK, NC)
+        tol = R.tolerance(fa, fb, m, MXK, NC)
+        err = np.abs(c.numpy()[:m].astype(np.float64) - 2 * want)
         assert (err <= 2 * tol).all(), f"{mode}: max error {err.max()}"
 
 

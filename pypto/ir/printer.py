@@ -100,7 +100,7 @@ def explain_kernel(k: Kernel, soc) -> str:
     for t in k.tiles:
         ty = t.type
         space = soc.space(ty.loc)
-        lo = t.addr if t.addr is not None else None
+        lo = t.addr
         rng = f"[{lo:#07x}, {lo + ty.nbytes:#07x})" if lo is not None else "(not placed)"
         live = span.get(t.id)
         live_s = f"{live[0]}..{live[1]}" if live else "unused"

@@ -9,6 +9,7 @@ recorded and nothing is priced.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from ..errors import TimelineError
 from ..isa.costs import cost_table
 from ..tensor import Tensor
 from .schedule import LANE_NAMES, LANES, CoreRun, Slice, busy_cycles, schedule
-from .trace import chrome_trace, plot, save_json
+from .trace import chrome_trace, plot
 
 MODEL = "pypto-cost 0.1"
 BW_MODEL = "l2+fair"
@@ -97,8 +98,8 @@ class Timeline:
     def save(self, path: str, cores=None) -> str:
         """Write Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing.
         ``cores`` picks the cores written (default: all, or core 0 alone past 500,000 slices)."""
-        runs = self._cores(cores)
-        save_json(runs, self.clock_mhz, dict(self.meta(), cores=[r.core for r in runs]), path)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.trace(cores), f)
         return path
 
     def plot(self, path: str, core: int = 0) -> str:

@@ -71,30 +71,31 @@ def _bursts(v: GmView | None, tile: TileVar | None) -> tuple[int, int]:
         else (r, c * item)
 
 
-def _gm_in(n: InstrNode, p: dict) -> Cost:
-    """TLOAD / TPREFETCH (MTE2): set-up, bursts, and whole 32-byte blocks at the L2 rate (times
-    the ND->Nz efficiency into a boxed L1 tile); the bandwidth model rescales GM-bound bytes."""
+def _dma(n: InstrNode, p: dict, rate_of, latency: float, family: str) -> Cost:
+    """A GM transfer: set-up, bursts, and whole 32-byte blocks of every burst at
+    ``rate_of(tile)`` bytes per cycle."""
     tiles = _tiles(n)
     tile = tiles[0] if tiles else None
     v = _view(n)
     bursts, row = _bursts(v, tile)
     g = p["dma_gran"]
     eff = bursts * math.ceil(row / g) * g
-    rate = p["l2_bpc"] * (p["nd2nz_eff"] if tile is not None and tile.type.slayout != "NoneBox" else 1.0)
+    rate = rate_of(tile)
     occ = p["dma_fixed"] + bursts * p["dma_burst"] + eff / rate
-    return Cost(occ, p["load_latency"], int(eff), v.tensor.index if v is not None else None, "gm_in",
-                rate)
+    return Cost(occ, latency, int(eff), v.tensor.index if v is not None else None, family, rate)
+
+
+def _gm_in(n: InstrNode, p: dict) -> Cost:
+    """TLOAD / TPREFETCH (MTE2): at the L2 rate (times the ND->Nz efficiency into a boxed L1
+    tile); the bandwidth model rescales GM-bound bytes."""
+    return _dma(n, p, lambda t: p["l2_bpc"] * (p["nd2nz_eff"] if t is not None and
+                                               t.type.slayout != "NoneBox" else 1.0),
+                p["load_latency"], "gm_in")
 
 
 def _gm_out(n: InstrNode, p: dict) -> Cost:
-    """TSTORE from Vec/Mat (MTE3)."""
-    tiles = _tiles(n)
-    v = _view(n)
-    bursts, row = _bursts(v, tiles[0] if tiles else None)
-    g = p["dma_gran"]
-    eff = bursts * math.ceil(row / g) * g
-    occ = p["dma_fixed"] + bursts * p["dma_burst"] + eff / p["mte3_bpc"]
-    return Cost(occ, p["store_latency"], int(eff), v.tensor.index if v is not None else None, "gm_out")
+    """TSTORE from Vec/Mat (MTE3): at the UB -> GM rate."""
+    return _dma(n, p, lambda t: p["mte3_bpc"], p["store_latency"], "gm_out")
 
 
 def _fixpipe(n: InstrNode, p: dict) -> Cost:

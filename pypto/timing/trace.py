@@ -11,7 +11,6 @@ rounded to nothing, and a viewer then mis-nested them).
 from __future__ import annotations
 
 import bisect
-import json
 from typing import Any
 
 from .schedule import LANE_NAMES, LANES, CoreRun
@@ -75,11 +74,6 @@ def chrome_trace(runs: list[CoreRun], mhz: float, meta: dict[str, Any]) -> dict:
     return {"displayTimeUnit": "ns", "otherData": meta, "traceEvents": ev}
 
 
-def save_json(runs: list[CoreRun], mhz: float, meta: dict, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(chrome_trace(runs, mhz, meta), f)
-
-
 def plot(runs: list[CoreRun], mhz: float, title: str, path: str, core: int = 0) -> None:
     """A per-pipe Gantt chart of one core with its busy ratios (matplotlib: pip install
     matplotlib, or pypto[plot])."""
@@ -128,4 +122,4 @@ def plot(runs: list[CoreRun], mhz: float, title: str, path: str, core: int = 0) 
     plt.close(fig)
 
 
-__all__ = ["chrome_trace", "save_json", "plot"]
+__all__ = ["chrome_trace", "plot"]

@@ -28,6 +28,7 @@ from ..errors import LayoutError, OperandError, TileShapeError
 from ..ir import guards as G
 from ..ir.nodes import TileVar, binop
 from ..ir.registry import Unit, register
+from ..ir.verify import slots_of
 from ..isa import TABLE
 
 _FN = {"f32": "cube.mma_float", "i32": "cube.mma_int"}
@@ -41,31 +42,26 @@ _ALIAS = {"a": "pto.TileLeft", "b": "pto.TileRight", "c": "pto.TileAcc", "cOut":
           "aScale": "pto.TileLeftScale", "bScale": "pto.TileRightScale"}
 
 
+def _named(node) -> dict:
+    """The operands by the names of the table slots they fill (the overload their kinds and
+    locations chose: ir/verify.slots_of)."""
+    return {o.name: x for o, x in zip(slots_of(node.name, node.operands), node.operands)}
+
+
 def parts(node) -> dict[str, TileVar]:
-    """The operands by role: c (the accumulator), a, b, and bias / aScale / bScale when given."""
-    ops = node.operands
-    mx = node.name.endswith("_MX")
-    if _mx_acc(node):                           # (cOut, cIn, a, aScale, b, bScale)
-        _same_acc(node, ops[0], ops[1])
-        return dict(zip(("c", "a", "aScale", "b", "bScale"), (ops[0],) + tuple(ops[2:])))
-    if node.name.endswith("_ACC"):
-        c, rest = ops[0], ops[2:] if len(ops) == 4 else ops[1:]
-        if len(ops) == 4:
-            _same_acc(node, c, ops[1])
-        names = ("a", "b")
-    else:
-        c, rest = ops[0], ops[1:]
-        names = ("a", "aScale", "b", "bScale", "bias") if mx else ("a", "b", "bias")
-    out = {"c": c}
-    out.update(zip(names, rest))
-    return out
+    """The operands by role: c (the accumulator), a, b, and bias / aScale / bScale when given;
+    a cIn must be c itself."""
+    named = _named(node)
+    c = named.pop("cOut", None) or named.pop("c")
+    c_in = named.pop("cIn", None)
+    if c_in is not None:
+        _same_acc(node, c, c_in)
+    return {"c": c, **named}
 
 
 def _mx_acc(node) -> bool:
-    """The MX accumulate overload: an Acc tile in the second slot."""
-    ops = node.operands
-    return (node.name.endswith("_MX") and len(ops) > 1 and isinstance(ops[1], TileVar)
-            and ops[1].type.loc == "Acc")
+    """The MX accumulate overload (cOut, cIn, a, aScale, b, bScale)."""
+    return "cIn" in _named(node)
 
 
 def _same_acc(node, c: TileVar, c_in: TileVar) -> None:

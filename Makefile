@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --upgrade pip > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
-	@$(PY) -m pip install -e '.[test]' >> $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	@$(PY) -m pip install -e '.[test,mpi]' >> $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -11,8 +11,9 @@ from .dtypes import (DType, bfloat16, float4_e1m2x2, float4_e2m1x2, float8_e4m3,
                      float8_e8m0, float16, float32, hifloat8, int8, int16, int32, int64, uint8, uint16, uint32,
                      uint64, quant_scale)
 from .errors import PtoError
-from .runtime import (Session, finalize, get_device_count, init, is_initialized, reset_stats,
-                      set_device, stats)
+from .runtime import (Session, barrier, finalize, get_device_count, init, is_initialized, rank,
+                      reset_stats, set_device, stats)
+from .ranks import launch_ranks
 from .tensor import Tensor, empty, from_numpy, zeros
 from .insn import Insn, list_insns, load_insn
 from .idl.custom import load_custom_insn
@@ -35,6 +36,7 @@ _registry.add_loader(_load_units)
 
 __all__ = [
     "init", "finalize", "is_initialized", "get_device_count", "set_device", "stats", "reset_stats",
+    "rank", "barrier", "launch_ranks",
     "Session", "Tensor", "empty", "zeros", "from_numpy", "load_insn", "list_insns",
     "load_custom_insn", "Insn", "kernel", "check", "pto", "SimOptions", "PtoError", "errors", "DType",
     "float16", "bfloat16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32",

@@ -211,6 +211,26 @@ class TimelineError(PtoError):
     """pypto.timeline cannot run here (it needs the simulator's recorded instruction stream)."""
 
 
+class CommError(PtoError):
+    """Many devices: a communication instruction or the MPI world it runs on was misused."""
+
+
+class MpiUnavailableError(CommError, BackendUnavailableError):
+    """More than one device was asked for, but mpi4py (with an MPI library) is not installed."""
+
+
+class CommDeadlockError(CommError, DeadlockError):
+    """Every rank still running is blocked in a TWAIT that nothing can satisfy any more."""
+
+
+class CommOrderError(CommError, HazardError):
+    """A TNOTIFY may overtake the data of an earlier TPUT/TGET/collective (no PIPE_ALL barrier)."""
+
+
+class RankFailedError(CommError):
+    """pypto.launch_ranks: a rank raised (its error is in the message) or died."""
+
+
 class NotSimulatedError(PtoError):
     """The instruction is in the ISA table but its semantics are not built on this backend yet."""
 

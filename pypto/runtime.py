@@ -52,12 +52,13 @@ def _choose_backend(name: str | None) -> str:
 
 
 def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
-         strict_host_operands: bool = False, sim: Any = None) -> Session:
+         strict_host_operands: bool = False, sim: Any = None, devices: int | None = None) -> Session:
     """Start the runtime: load the instruction table, pick the backend and SoC profile.
 
     backend: "sim" | "npu" | None (PYPTO_BACKEND, else sim unless an NPU is usable).
-    soc: "a2a3" (default) | "a5". sim: a pypto.SimOptions. Calling init() again with the same
-    (or no) arguments returns the running session.
+    soc: "a2a3" (default) | "a5". sim: a pypto.SimOptions. devices: simulated NPUs, one per MPI
+    rank (default: as many as ``mpiexec -n N`` started; this process drives device rank).
+    Calling init() again with the same (or no) arguments returns the running session.
     """
     global _session
     if _session is not None:
@@ -80,11 +81,25 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
     if name == "sim" and options is None:
         from .backends.sim.options import SimOptions
         options = SimOptions()
+    if devices is not None:
+        if name != "sim":
+            raise DeviceError(f"pypto.init(devices={devices}) on the {name} backend",
+                              rule="devices= sets the simulator's device count; on NPUs each "
+                                   "process drives the device it sets",
+                              fix="leave devices out, or use backend='sim'")
+        import dataclasses
+        options = dataclasses.replace(options, devices=devices)
     be = mod.create(profile, device, options)
+    ranked = getattr(getattr(be, "world", None), "size", 1) > 1
+    if ranked and device not in (0, be.device):
+        raise DeviceError(f"device {device!r}: this process is rank {be.device} of "
+                          f"{be.device_count()} and drives device {be.device}",
+                          rule="one simulated NPU per MPI rank (as aclrtSetDevice(rank) in HCCL "
+                               "programs)", fix="leave device out")
     if not isinstance(device, int) or isinstance(device, bool) or not 0 <= device < be.device_count():
         raise DeviceError(f"device {device!r} does not exist: {name} has {be.device_count()} device(s)",
                           fix="use device=0")
-    _session = Session(be, profile, device, strict_host_operands)
+    _session = Session(be, profile, be.device if ranked else device, strict_host_operands)
     return _session
 
 
@@ -118,7 +133,8 @@ def get_device_count() -> int:
         return _session.backend.device_count()
     name = _choose_backend(None)
     if name == "sim":
-        return 1
+        from .backends.sim.world import launcher_size
+        return max(1, launcher_size())
     ok, _ = backends.is_available(name)
     return 0 if not ok else 1
 
@@ -129,7 +145,28 @@ def set_device(i: int) -> None:
     if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
         raise DeviceError(f"set_device({i!r}): {s.backend.name} has {n} device(s)",
                           rule="device ids run from 0 to get_device_count()-1", fix="use set_device(0)")
+    if n > 1 and getattr(s.backend, "world", None) is not None and i != s.backend.device:
+        raise DeviceError(f"set_device({i}): this process is rank {s.backend.device} and drives "
+                          f"simulated device {s.backend.device}",
+                          rule="one simulated NPU per MPI rank: another device's memory is reached "
+                               "with the communication instructions (pto.remote, TPUT, TGET)",
+                          fix=f"call set_device(pypto.rank()) (here {s.backend.device}), as "
+                              "aclrtSetDevice(rank % devices) does in HCCL programs")
     s.device = i
+
+
+def rank() -> int:
+    """This process's rank: the simulated device it drives (0 without MPI)."""
+    w = getattr(current().backend, "world", None)
+    return w.rank if w is not None else 0
+
+
+def barrier() -> None:
+    """Wait until every rank reaches this point (MPI_Barrier; a rank waiting here counts as
+    blocked for TWAIT's deadlock report); GM written by peers is visible after it."""
+    w = getattr(current().backend, "world", None)
+    if w is not None:
+        w.barrier()
 
 
 def stats():

@@ -342,7 +342,9 @@ class Tensor:
     def __repr__(self) -> str:
         if self._buf.freed:
             return f"pypto.Tensor(<freed>, shape={self._shape}, dtype={self._dtype.name})"
-        return (f"pypto.Tensor(shape={self._shape}, dtype={self._dtype.name}, "
+        world = getattr(self._session.backend, "world", None)
+        dev = f", device={self._session.device}" if world is not None and world.size > 1 else ""
+        return (f"pypto.Tensor(shape={self._shape}, dtype={self._dtype.name}{dev}, "
                 f"device_ptr={self._buf.addr:#x})")
 
     def __array__(self, dtype=None, copy=None):

@@ -72,12 +72,13 @@ def test_registration_is_open_and_guarded():
         registry.register(registry.Unit("TADD"))
     with pytest.raises(E.PtoError, match="not in the ISA table"):
         registry.register(registry.Unit("TNOPE"))
-    registry.register(registry.Unit("TPUT", sim=None), replace=False)
+    free = next(n for n in TABLE if registry.get(n) is None)    # an entry with no unit yet
+    registry.register(registry.Unit(free, sim=None), replace=False)
     try:
-        assert registry.get("TPUT").sim is None
-        assert registry.status("TPUT")[0] is False
+        assert registry.get(free).sim is None
+        assert registry.status(free)[0] is False
     finally:
-        registry._UNITS.pop("TPUT")
+        registry._UNITS.pop(free)
     assert registry.get("TADD") is u
 
 
@@ -87,4 +88,4 @@ def test_info_prints_the_status_of_every_instruction(capsys):
     out = capsys.readouterr().out
     for name in TABLE:
         assert re.search(rf"{TABLE[name].opcode:#06x} {name}\s+(simulated|not simulated \[\d+\])", out), name
-    assert "matrix issue" in out and "many-devices issue" in out
+    assert "matrix issue" in out

@@ -179,15 +179,17 @@ def test_init_with_a_bad_device_leaves_no_session(fresh, bad):
     assert not pypto.is_initialized()
 
 
-def test_several_simulated_devices(fresh):
-    pypto.init(sim=pypto.SimOptions(devices=3))
-    assert pypto.get_device_count() == 3
-    pypto.set_device(2)
+def test_several_simulated_devices_are_mpi_ranks(fresh):
+    """One simulated NPU per MPI rank (tests/test_comm.py runs them): a plain process is one
+    device, and asking it for more says how to start the ranks."""
+    pypto.init(sim=pypto.SimOptions(devices=1))
+    assert pypto.get_device_count() == 1 and pypto.rank() == 0
+    pypto.set_device(0)
     with pytest.raises(E.DeviceError):
-        pypto.set_device(3)
+        pypto.set_device(1)
     pypto.finalize()
-    s = pypto.init(sim=pypto.SimOptions(devices=2), device=1)
-    assert s.device == 1
+    with pytest.raises(E.CommError, match="mpiexec -n 3"):
+        pypto.init(sim=pypto.SimOptions(devices=3))
 
 
 def test_device_count_before_init(fresh):

@@ -19,6 +19,8 @@ VALID_COLS = 12    # err[1] operand index, err[2] its valid cols, err[3] dst val
 RANGE = 13         # err[1] what (RANGE_* below), err[2] value, err[3] lo, err[4] hi
 UNIT_RULE = 14     # a rule of one instruction's own (its unit decodes it: faults.UNIT_RULES):
                    # err[1] the unit's rule id, err[2..6] the values involved
+COMM = 15          # a communication instruction failed in Python (sim/lib/comm.py): err[1] the
+                   # ticket of its parked PtoError (sim/world.py take_error)
 
 SIZE = 16
 SITE = 7

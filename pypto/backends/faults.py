@@ -2,6 +2,9 @@
 simulator's numba code and the NPU backends' emitted guards write the same record."""
 from __future__ import annotations
 
+import itertools
+import threading
+
 from .. import diagnostics as Dx
 from ..diagnostics import OVERFLOW
 from ..errors import DTypeError, IndexRangeError, PtoError, UndefinedBehaviorError, ValidRegionError
@@ -81,6 +84,8 @@ def _decode(code: int, d: list[int], node: Stmt, shapes: dict | None) -> PtoErro
                  "width of a row-broadcast src1 (1 for a column vector, 32 bytes for a block); the "
                  "NPU asserts it",
             fix=f"give {src.name} {d[2]} valid columns (valid=... or set_valid)")
+    if code == E.COMM:
+        return take_error(d[0])
     if code == E.UNIT_RULE and name in UNIT_RULES:
         return UNIT_RULES[name](d[0], d[1:], node)
     if code == E.RANGE:
@@ -129,6 +134,32 @@ def _undefined(name: str, d: list[int], node) -> PtoError:
         rule=f"the NPU's result is undefined here; without checks='strict' {notes}",
         fix="keep the operand in the defined range, or run without SimOptions(checks='strict') to "
             "accept pypto's default")
+
+
+# errors raised in Python inside compiled code (the simulator's comm instructions), parked until
+# the launch decodes the fault record that carries their ticket
+_PARKED: dict[int, PtoError] = {}
+_TICKETS = itertools.count(1)
+_PARK_LOCK = threading.Lock()
+
+
+def keep_error(e: Exception) -> int:
+    """Park an error raised inside compiled code; the fault record carries the ticket returned."""
+    if not isinstance(e, PtoError):
+        e = PtoError(f"internal error in a communication instruction: {type(e).__name__}: {e}",
+                     rule="this is a pypto (or MPI) failure, not a rule of your kernel",
+                     fix="please report it with the kernel")
+    with _PARK_LOCK:
+        t = next(_TICKETS)
+        _PARKED[t] = e
+    return t
+
+
+def take_error(ticket: int) -> PtoError:
+    with _PARK_LOCK:
+        e = _PARKED.pop(ticket, None)
+    return e.with_traceback(None) if e is not None else PtoError("a communication instruction failed",
+                                            rule="(its error was already reported)")
 
 
 def fault(err, node: Stmt, block: int, kernel: str, shapes: dict | None = None,

@@ -44,6 +44,18 @@ class Builder:
     def block_num(self) -> ExprLike:
         raise NotImplementedError
 
+    def rank_id(self) -> ExprLike:
+        """This device's rank in the world (HcclDeviceContext::rankId)."""
+        raise NotImplementedError
+
+    def rank_num(self) -> ExprLike:
+        """The world's device count (HcclDeviceContext::rankNum)."""
+        raise NotImplementedError
+
+    def scalar_result(self, node: Stmt) -> ExprLike:
+        """The scalar an instruction returns (TTEST's bool): its value (eager)."""
+        raise NotImplementedError
+
     def new_tile(self, tile: TileVar, site: Site | None = None) -> None:
         raise NotImplementedError
 

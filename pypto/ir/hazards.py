@@ -16,7 +16,10 @@ remembers its last writer and its readers since. It reports
   addresses, a tile in a2a3's hidden UB scratch that TSEL/TROWEXPAND<op>/... write), and reads
   of bytes never written (an error only with SimOptions(checks="strict"); otherwise a warning,
   and the simulator's poison shows them), and reads of more rows or columns of a tile than were
-  written into it (static sizes).
+  written into it (static sizes);
+* many devices: a TNOTIFY after a TPUT, TGET or collective with no pipe_barrier(PIPE_ALL) (or
+  MTE3 -> S flag) between them; the NPU's TPUT does not hold the scalar unit, so the signal can
+  reach the peer before the data (comm-semantics R2).
 
 A traced kernel is checked once, statically: each loop's body is followed twice (the second
 time sees what iteration i left for iteration i + 1). Eager mode feeds the statements it runs.
@@ -31,6 +34,8 @@ from .nodes import Assign, For, GmView, InstrNode, Kernel, SetValid, Stmt, Sync,
 
 PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 BINDS = frozenset({"TRESHAPE"})      # re-bind a tile to another's bytes: no data moves
+# communication instructions whose data may still be in flight when the scalar unit goes on
+COMM_MOVERS = frozenset({"TPUT", "TGET", "TGATHER_COMM", "TSCATTER_COMM", "TREDUCE", "TBROADCAST"})
 EVENT_IDS = 8
 
 
@@ -70,7 +75,8 @@ class Finding:
         cls = {"raw": E.PipeHazardError, "war": E.PipeHazardError, "waw": E.PipeHazardError,
                "barrier": E.PipeHazardError, "deadlock": E.DeadlockError,
                "double-set": E.FlagError, "left-set": E.FlagError, "overlap": E.TileOverlapError,
-               "uninit": E.UninitializedReadError, "stale": E.StaleReadError}[self.kind]
+               "uninit": E.UninitializedReadError, "stale": E.StaleReadError,
+               "comm-order": E.CommOrderError}[self.kind]
         e = cls(self.message, rule=self.rule, fix=self.fix)
         e.finding = self
         return e
@@ -199,14 +205,19 @@ class Checker:
         self.filled: dict[int, tuple | None] = {}     # tile id -> (rows, cols, writer) written, None: unknown
         self.at = 0
         self._seen: set = set()
+        self.in_flight: Stmt | None = None            # a comm data mover not yet fenced (R2)
 
     # -- the stream ----------------------------------------------------------------------------
     def feed(self, s: Stmt, iters: tuple = ()) -> None:
         if self.stop_at_error and self.first_error is not None:
             return
         if isinstance(s, InstrNode):
+            self._comm_order(s)
             self._instr(s, iters)
         elif isinstance(s, Sync):
+            if (s.kind == "pipe_barrier" and s.src == "ALL") or \
+                    (s.kind == "wait_flag" and (s.src, s.dst) == ("MTE3", "S")):
+                self.in_flight = None
             self._sync(s)
         elif isinstance(s, Assign):
             self.addr[s.tile.id] = s.addr if isinstance(s.addr, int) else None
@@ -312,6 +323,22 @@ class Checker:
                 self.written.setdefault(r.space, _Spans()).add(r.start, r.end)
         for r, owner, _ in reads:
             self.reads.add(r, acc(owner, False))
+
+    def _comm_order(self, s: InstrNode) -> None:
+        """R2: a TNOTIFY must not overtake the data of an unfenced TPUT/TGET/collective."""
+        if s.name in COMM_MOVERS:
+            self.in_flight = s
+        elif s.name == "TNOTIFY" and self.in_flight is not None:
+            before = self.in_flight
+            self._report(Finding(
+                "comm-order", "error",
+                f"TNOTIFY at {_at(s)} follows {before.name} at {_at(before)} with no "
+                "pipe_barrier(PIPE_ALL) between them: the peer can see the signal before the data",
+                rule=f"{before.name} ends on MTE2/MTE3 without holding the scalar unit; TNOTIFY is a "
+                     "scalar store, so it can overtake the transfer (every pto-isa comm test puts "
+                     "pipe_barrier(PIPE_ALL) there)",
+                fix="add pto.pipe_barrier(pto.PIPE_ALL) between them", first=before, second=s,
+                pipes=("ALL",)))
 
     def _ranges(self, s: InstrNode, iters: tuple):
         reads, writes = [], []
@@ -491,7 +518,9 @@ def _gm_key(v: GmView, iters: tuple) -> str:
     whose variable the offset uses (iteration i's x[i] is not iteration i + 1's)."""
     used = _vars(v.offset)
     tag = [f"{n}#{k}" for n, k in iters if n in used]
-    return f"GM {v.tensor.name}[off {v.offset}, shape {v.shape}]{'@' + ','.join(tag) if tag else ''}"
+    rank = getattr(v, "rank", None)
+    peer = f" on rank {v.rank}" if rank is not None else ""
+    return f"GM {v.tensor.name}{peer}[off {v.offset}, shape {v.shape}]{'@' + ','.join(tag) if tag else ''}"
 
 
 # -- a traced kernel ------------------------------------------------------------------------------

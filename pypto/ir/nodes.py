@@ -78,7 +78,7 @@ class Expr:
 class Var(Expr):
     """A named runtime value: a scalar parameter, a dynamic shape, a loop index, block id, valid size."""
     name: str
-    kind: str          # "scalar" | "shape" | "loop" | "block_idx" | "block_num" | "valid"
+    kind: str          # "scalar" | "shape" | "loop" | "block_idx" | "block_num" | "valid" | "rank_id" | "rank_num"
     dtype: str = "i64"
 
     def __repr__(self):
@@ -334,10 +334,23 @@ class GmView:
     layout: str = "ND"
     bounds: tuple[tuple[str, ExprLike, ExprLike], ...] = ()
     point: bool = False        # x[i, j] with an int for every dimension: one element
+    rank: ExprLike | None = None   # a peer device's copy of the tensor (None: this device's)
 
     def __repr__(self):
         shp = "x".join(str(s) for s in self.shape)
-        return f"{self.tensor!r}[off={self.offset!r}, shape={shp}]"
+        peer = f"@rank({self.rank!r})" if self.rank is not None else ""
+        return f"{self.tensor!r}{peer}[off={self.offset!r}, shape={shp}]"
+
+
+@dataclass(eq=False, repr=False)
+class GroupView(GmView):
+    """pto::comm::ParallelGroup: the same view on every rank 0..nranks-1 (member r is rank r's
+    copy, as HcclRemotePtr names it), driven by rank ``root``."""
+    nranks: ExprLike = 1
+    root: ExprLike = 0
+
+    def __repr__(self):
+        return f"group({GmView.__repr__(self)}, nranks={self.nranks!r}, root={self.root!r})"
 
 
 @dataclass(eq=False, repr=False)

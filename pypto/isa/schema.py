@@ -124,6 +124,7 @@ class Instr:
     # TGATHER(dst, src) with a mask pattern); chosen by operand kinds. Operands keep the names
     # of the main list where they play the same part (per-operand dtypes match by name).
     overloads: tuple[tuple[Operand, ...], ...] = ()
+    returns: str | None = None           # a value the instruction returns (TTEST: "bool")
 
     def pipe_on(self, soc: str, locs: Mapping[str, str] | None = None) -> str | None:
         """The pipe that runs this instruction on ``soc``; ``locs`` maps operand names to tile

@@ -65,6 +65,36 @@ def soc():
     return _B.current("pto.soc").soc
 
 
+def rank_id() -> ExprLike:
+    """This device's rank in the world, 0 .. rank_num()-1 (HcclDeviceContext::rankId)."""
+    return _B.current("pto.rank_id").rank_id()
+
+
+def rank_num() -> ExprLike:
+    """How many devices (ranks) the world has (HcclDeviceContext::rankNum)."""
+    return _B.current("pto.rank_num").rank_num()
+
+
+def remote(view: Any, rank: ExprLike) -> GmView:
+    """The same window of the same tensor on device ``rank`` (HcclRemotePtr: the peer's GM window
+    at this tensor's offset; tensors are allocated alike on every rank)."""
+    _B.current("pto.remote")
+    site = _B.user_site()
+    if isinstance(view, GmTensor):
+        view = _S.slice_view(view._param, (), site)
+    return _S.remote_view(view, rank, site)
+
+
+def ParallelGroup(view: Any, nranks: ExprLike, root: ExprLike) -> GmView:  # noqa: N802
+    """pto::comm::ParallelGroup: ``view`` on each of ranks 0 .. nranks-1 (member r is rank r's copy),
+    for the collectives TGATHER_COMM / TSCATTER_COMM / TREDUCE / TBROADCAST run by rank ``root``."""
+    _B.current("pto.ParallelGroup")
+    site = _B.user_site()
+    if isinstance(view, GmTensor):
+        view = _S.slice_view(view._param, (), site)
+    return _S.group_view(view, nranks, root, site)
+
+
 def min(a: ExprLike, b: ExprLike) -> ExprLike:  # noqa: A001
     """Runtime-scalar minimum (clamps tails)."""
     return _binop("min", a, b)
@@ -226,6 +256,8 @@ def _make(name: str):
             for e in waits:
                 b.emit(_Sync("wait_flag", e.src, e.dst, e.event_id, site=site))
         node = _S.instr(name, operands, params, site)
+        if spec.returns is not None:                 # TTEST: a value, not an event
+            return _B.current(f"pto.{name}").scalar_result(node)
         if record is not None:
             try:
                 return _record(node, record, site)

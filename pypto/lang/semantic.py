@@ -4,6 +4,7 @@ so both modes give the same diagnostics.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -14,7 +15,7 @@ from .. import dtypes as D
 from ..errors import (GMBoundsError, KernelError, LocationError,
                       PtoError, ShapeError, TileCapacityError, TileError, TileShapeError,
                       ValidRegionError)
-from ..ir.nodes import (Assign, Expr, ExprLike, GmView, InstrNode, SetValid, Site, TensorParam,
+from ..ir.nodes import (Assign, Expr, ExprLike, GmView, GroupView, InstrNode, SetValid, Site, TensorParam,
                         RtFloat, TileType, TileVar, binop, is_runtime, is_static)
 from ..ir.verify import check_instr
 from ..isa.soc import LOCATIONS, SocProfile
@@ -258,6 +259,48 @@ def global_tensor(tensor: TensorParam, shape, stride, offset, layout, site) -> G
         if b is not None:
             bounds.append(b)
     return GmView(tensor, offset, tuple(shape), tuple(stride), layout, tuple(bounds))
+
+
+def _index(x: Any, what: str, site) -> ExprLike:
+    """A kernel integer (static or runtime), or the error naming ``what``."""
+    x = py_scalar(x)
+    try:
+        require_kernel_scalar(x, what)
+    except PtoError as e:
+        raise _at(e, site) from None
+    return x
+
+
+def remote_view(view: Any, rank: Any, site) -> GmView:
+    """``view`` on device ``rank``: the same tensor, offset, shape and strides in the peer's GM."""
+    if not isinstance(view, GmView) or isinstance(view, GroupView):
+        raise _at(KernelError(f"pto.remote: {view!r} is not a GM view",
+                              rule="pto.remote names a window (pto.GlobalTensor, x[...]) of a kernel "
+                                   "tensor on another device", fix="pass a GlobalTensor or a tensor slice"), site)
+    rank = _index(rank, "pto.remote rank", site)
+    if _static_int(rank) and rank < 0:
+        raise _at(KernelError(f"pto.remote: rank {rank} < 0", rule="ranks run from 0 to pto.rank_num()-1",
+                              fix="take the peer modulo pto.rank_num()"), site)
+    return dataclasses.replace(view, rank=rank)
+
+
+def group_view(view: Any, nranks: Any, root: Any, site) -> GmView:
+    """pto.ParallelGroup: the view on ranks 0 .. nranks-1, driven by ``root``."""
+    if not isinstance(view, GmView) or isinstance(view, GroupView) or view.rank is not None:
+        raise _at(KernelError(f"pto.ParallelGroup: {view!r} is not a local GM view",
+                              rule="a group names the same window of a tensor on every rank; its "
+                                   "members are the peers' copies of this rank's view",
+                              fix="pass a GlobalTensor or a slice of a kernel tensor"), site)
+    nranks = _index(nranks, "pto.ParallelGroup nranks", site)
+    root = _index(root, "pto.ParallelGroup root", site)
+    if _static_int(nranks) and nranks < 1:
+        raise _at(KernelError(f"pto.ParallelGroup: nranks {nranks} < 1", rule="a group has at least one rank",
+                              fix="pass pto.rank_num()"), site)
+    if _static_int(root) and (root < 0 or (_static_int(nranks) and root >= nranks)):
+        raise _at(KernelError(f"pto.ParallelGroup: root {root} outside 0 .. nranks-1",
+                              rule="the root is one of the group's ranks", fix="pass a rank below nranks"), site)
+    fields = {f.name: getattr(view, f.name) for f in dataclasses.fields(GmView)}
+    return GroupView(**fields, nranks=nranks, root=root)
 
 
 # -- instructions -----------------------------------------------------------------------------------

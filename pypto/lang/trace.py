@@ -22,6 +22,8 @@ class TraceBuilder(Builder):
         self._loops = 0
         self._bidx = Var("block_idx", "block_idx")
         self._bnum = Var("block_num", "block_num")
+        self._rank = Var("rank_id", "rank_id")
+        self._ranks = Var("rank_num", "rank_num")
 
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)
@@ -40,6 +42,19 @@ class TraceBuilder(Builder):
 
     def block_num(self) -> ExprLike:
         return self._bnum
+
+    def rank_id(self) -> ExprLike:
+        return self._rank
+
+    def rank_num(self) -> ExprLike:
+        return self._ranks
+
+    def scalar_result(self, node: Stmt) -> ExprLike:
+        raise TraceError(f"{node.name}'s result steers Python control flow, which a traced kernel "
+                         "cannot do yet",
+                         rule="compiled mode traces the body once; the IR has no data-dependent "
+                              "branch or loop yet",
+                         fix="run this kernel with @pypto.kernel(mode='eager'), or wait with TWAIT")
 
     def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
         if is_static(step) and step == 0:

@@ -16,7 +16,6 @@ registry.PENDING.update({
               "matrix issues (issues 7 and 8)",
     "movement": "TIMG2COL (img2col of a ConvTile) is not built yet",
     "sync": "img2col and compute-mode state come with the matrix issue (issue 8)",
-    "comm": "communication between devices comes with the many-devices issue (issue 14)",
     "intrinsic": "tile FIFOs between cube and vector cores, dequantise and pack come with the "
                  "matrix issue (issue 8)",
 })

@@ -3,8 +3,10 @@
 Both sides read this one description: the emitter writes the C++ parameter lists from it and the
 launcher builds ctypes ``argtypes`` and argument values from it, so the two cannot drift apart.
 Order: the kernel's parameters as declared (tensors as GM pointers, scalars as int64/double),
-then every dynamic tensor dimension, tensor by tensor, dimension by dimension, then the fault
-record the emitted guards write (``pypto_errs``: errcodes.SIZE int64 per block).
+then every dynamic tensor dimension, tensor by tensor, dimension by dimension, then (for a kernel
+that talks to other devices) the world it runs in (``pypto_world``: this rank, the rank count and
+every rank's GM window base, filled by the host from HCCL's communication resources), then the
+fault record the emitted guards write (``pypto_errs``: errcodes.SIZE int64 per block).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ SCALAR_TYPES = {"i64": ("int64_t", ctypes.c_int64), "f64": ("double", ctypes.c_d
 class Arg:
     """One argument of ``call_kernel`` after (blockDim, stream)."""
     name: str              # C++ parameter name
-    kind: str              # "tensor" | "scalar" | "dim" | "err"
+    kind: str              # "tensor" | "scalar" | "dim" | "world" | "err"
     cxx: str               # C++ type at the host boundary
     ctype: Any             # ctypes type the launcher passes
     param: int             # index of the kernel parameter it comes from
@@ -45,11 +47,36 @@ def arguments(k: Kernel) -> list[Arg]:
         for d, n in enumerate(p.shape):
             if isinstance(n, Var):
                 out.append(Arg(n.name, "dim", "int64_t", ctypes.c_int64, p.index, dim=d, var=n))
+    if uses_world(k):
+        out.append(Arg(WORLD, "world", "uint8_t *", ctypes.c_void_p, -1, elem="PyptoWorld"))
     out.append(Arg(ERR, "err", "uint8_t *", ctypes.c_void_p, -1, elem="int64_t"))
     return out
 
 
 ERR = "pypto_errs"
+WORLD = "pypto_world"
+
+
+def uses_world(k: Kernel) -> bool:
+    """Whether the kernel names other devices: a communication instruction, a peer's view, or
+    pto.rank_id() / pto.rank_num() anywhere."""
+    from ...ir.nodes import For, GmView, InstrNode, SetValid, free_vars, walk
+    from ...isa import TABLE
+
+    def ranked(x) -> bool:
+        if isinstance(x, GmView):
+            return x.rank is not None or any(ranked(e) for e in (x.offset, *x.shape, *x.strides))
+        return any(v.kind in ("rank_id", "rank_num") for v in free_vars(x))
+
+    for s in walk(k.body):
+        if isinstance(s, InstrNode):
+            if TABLE[s.name].category == "comm" or any(ranked(o) for o in s.operands):
+                return True
+        elif isinstance(s, For) and any(ranked(e) for e in (s.start, s.stop, s.step)):
+            return True
+        elif isinstance(s, SetValid) and any(ranked(e) for e in (s.rows, s.cols)):
+            return True
+    return False
 
 
 def argtypes(args: Sequence[Arg]) -> list:
@@ -57,9 +84,11 @@ def argtypes(args: Sequence[Arg]) -> list:
     return [ctypes.c_uint32, ctypes.c_void_p] + [a.ctype for a in args]
 
 
-def values(args: Sequence[Arg], k: Kernel, buffers: Sequence, scalars: Sequence, errs: int) -> list:
+def values(args: Sequence[Arg], k: Kernel, buffers: Sequence, scalars: Sequence, errs: int,
+           world: int | None = None) -> list:
     """The ctypes values for one launch. buffers: BufferArg per tensor parameter (in order),
-    scalars: one value per scalar parameter (in order), errs: device address of the fault records."""
+    scalars: one value per scalar parameter (in order), errs: device address of the fault records,
+    world: device address of the PyptoWorld (kernels that talk to other devices)."""
     tensors = k.tensor_params
     if len(buffers) != len(tensors) or len(scalars) != len(k.scalar_params):
         raise NpuLaunchError(
@@ -76,6 +105,14 @@ def values(args: Sequence[Arg], k: Kernel, buffers: Sequence, scalars: Sequence,
             out.append(a.ctype(sval[a.param]))
         elif a.kind == "err":
             out.append(ctypes.c_void_p(int(errs)))
+        elif a.kind == "world":
+            if world is None:
+                raise NpuLaunchError(
+                    f"kernel {k.name} talks to other devices (communication instructions, "
+                    "pto.remote or pto.rank_id)",
+                    rule="on the NPU such a kernel needs HCCL's communication windows, which pypto's "
+                         "NPU backend does not set up yet", fix="run it on the simulator (backend='sim')")
+            out.append(ctypes.c_void_p(int(world)))
         else:
             out.append(ctypes.c_int64(int(by_param[a.param].shape[a.dim])))
     return out

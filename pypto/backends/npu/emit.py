@@ -9,6 +9,8 @@ next to its simulator lowering (pypto/units/).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import re
 from typing import Callable
@@ -60,6 +62,19 @@ static inline AICORE int64_t pypto_floormod(int64_t a, int64_t b)
 {
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// Many devices: the host fills one PyptoWorld per launch from HCCL's communication resources
+// (this rank, the rank count, each rank's GM window base); a peer's copy of a buffer is at the
+// same offset in the peer's window (as HcclRemotePtr computes it).
+struct PyptoWorld {
+    int64_t rank;
+    int64_t ranks;
+    uint64_t windows[64];
+};
+template <typename T>
+static inline AICORE __gm__ T *pypto_remote(__gm__ PyptoWorld *w, __gm__ T *p, int64_t peer)
+{
+    return (__gm__ T *)(w->windows[peer] + ((uint64_t)p - w->windows[w->rank]));
 }
 static inline AICORE int64_t pypto_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline AICORE int64_t pypto_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -172,7 +187,7 @@ class Emitter:
         self.args = abi.arguments(k)
         self.names: dict[int, str] = {}          # id(IR object) -> C++ name
         for a in self.args:
-            if a.kind != "err":              # pypto's own name (user names never start with pypto_)
+            if a.kind not in ("err", "world"):   # pypto's own names (user names never start with pypto_)
                 self.names[self._key(a)] = _ident(a.name, self.taken)
         for t in k.tiles:
             self.names[id(t)] = _ident(t.name, self.taken)
@@ -183,7 +198,7 @@ class Emitter:
         return id(a.var) if a.var is not None else id(self.k.params[a.param])
 
     def arg_name(self, a: abi.Arg) -> str:
-        return a.name if a.kind == "err" else self.names[self._key(a)]
+        return a.name if a.kind in ("err", "world") else self.names[self._key(a)]
 
     # -- helpers for emit rules ----------------------------------------------------------------
     def name(self, x) -> str:
@@ -196,6 +211,8 @@ class Emitter:
                 return "block_idx"
             if x.kind == "block_num":
                 return "block_num"
+            if x.kind in ("rank_id", "rank_num"):
+                return f"{abi.WORLD}->{'rank' if x.kind == 'rank_id' else 'ranks'}"
             if x.kind == "valid":
                 t = self._valid_owner(x)
                 rows = x.name.startswith('vr_')
@@ -265,6 +282,41 @@ class Emitter:
         t0, t1, _, _, ld = v.strides
         return self._view(v, (s0, s1, cols, binop("floordiv", rows, 2), 2), (t0, t1, ld, 2, 1), layout)
 
+    def group(self, g: GmView) -> str:
+        """A ParallelGroup: every rank's copy of the view (member r in rank r's window)."""
+        name = self._view(dataclasses.replace(g, rank=None))
+        self.line(f"decltype({name}) {name}_m[64];")
+        self.line(f"for (int64_t pypto_r = 0; pypto_r < {self.expr(g.nranks)}; ++pypto_r) {{")
+        ctor = self._ctor(g, peer="pypto_r")
+        self.line(f"    {name}_m[pypto_r] = decltype({name})({', '.join(ctor)});")
+        self.line("}")
+        self.line(f"comm::ParallelGroup<decltype({name})> {name}_g({name}_m, (int){self.expr(g.nranks)}, "
+                  f"(int){self.expr(g.root)});")
+        return f"{name}_g"
+
+    def _ctor(self, v: GmView, shape=None, strides=None, peer: str | None = None) -> list[str]:
+        """The GlobalTensor constructor arguments of a view (on rank ``peer`` if given)."""
+        if shape is None:
+            shape, strides = view_values(v)
+        else:
+            shape, strides = list(shape), list(strides)
+        ptr = self.name(v.tensor)
+        off = self.expr(v.offset)
+        base = ptr if off == "0" else f"{ptr} + {off}"
+        if peer is None and v.rank is not None:
+            peer = self.expr(v.rank)
+        if peer is not None:
+            base = f"pypto_remote({abi.WORLD}, {base}, {peer})"
+        ctor = [base]
+        shp = [s if isinstance(s, int) else None for s in shape]
+        std = [s if isinstance(s, int) else None for s in strides]
+        if None in shp or None in std:
+            tshape = ", ".join("DYNAMIC" if x is None else str(x) for x in shp)
+            tstride = ", ".join("DYNAMIC" if x is None else str(x) for x in std)
+            ctor.append(f"Shape<{tshape}>({', '.join(self.expr(x) for x in shape)})")
+            ctor.append(f"Stride<{tstride}>({', '.join(self.expr(x) for x in strides)})")
+        return ctor
+
     def _view(self, v: GmView, shape=None, strides=None, layout: str | None = None) -> str:
         self._views += 1
         name = f"{self.name(v.tensor)}_v{self._views}"
@@ -279,14 +331,7 @@ class Emitter:
         tstride = ", ".join("DYNAMIC" if s is None else str(s) for s in std)
         lay = f"Layout::{layout}" if layout else _LAYOUT[v.layout]
         gt = f"GlobalTensor<{elem}, Shape<{tshape}>, Stride<{tstride}>, {lay}>"
-        ptr = self.name(v.tensor)
-        off = self.expr(v.offset)
-        base = ptr if off == "0" else f"{ptr} + {off}"
-        ctor = [base]
-        if None in shp or None in std:
-            ctor.append(f"Shape<{tshape}>({', '.join(self.expr(s) for s in shape)})")
-            ctor.append(f"Stride<{tstride}>({', '.join(self.expr(s) for s in strides)})")
-        self.line(f"{gt} {name}({', '.join(ctor)});")
+        self.line(f"{gt} {name}({', '.join(self._ctor(v, shape, strides))});")
         return name
 
     # -- statements ----------------------------------------------------------------------------
@@ -383,7 +428,7 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
     params = []
     for a in cx.args:
         n = cx.arg_name(a)
-        params.append((f"__gm__ {a.elem} *{n}" if a.kind in ("tensor", "err") else f"{a.cxx} {n}", a, n))
+        params.append((f"__gm__ {a.elem} *{n}" if a.kind in ("tensor", "err", "world") else f"{a.cxx} {n}", a, n))
     cx.line("const int64_t block_idx = PYPTO_BLOCK_IDX();")
     cx.line("const int64_t block_num = PYPTO_BLOCK_NUM();")
     cx.line(f"__gm__ int64_t *pypto_err = {abi.ERR} + {EC.SIZE} * block_idx;   // this block's fault record")
@@ -411,7 +456,7 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
     lines.append("")
     host = ", ".join(["uint32_t blockDim", "void *stream"] +
                      [f"{a.cxx}{'' if a.cxx.endswith('*') else ' '}{n}" for _, a, n in params])
-    call = ", ".join(f"(__gm__ {a.elem} *){n}" if a.kind in ("tensor", "err") else n for _, a, n in params)
+    call = ", ".join(f"(__gm__ {a.elem} *){n}" if a.kind in ("tensor", "err", "world") else n for _, a, n in params)
     lines += [
         "// Host entry: pypto calls this through ctypes (argument list: pypto/backends/npu/abi.py).",
         f'extern "C" void call_kernel({host})',

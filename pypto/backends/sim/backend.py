@@ -28,7 +28,8 @@ from .context import LaunchContext, OnChipPool, WorkerRecord
 from .eager import EagerExecutor
 from ..faults import PARTIAL, fault
 from .. import errcodes as E
-from .memory import SimAllocator, host_array
+from .memory import GM_BASE, SimAllocator, host_array
+from . import world
 from .options import SimOptions
 
 
@@ -76,7 +77,18 @@ class SimBackend(Backend):
         super().__init__(soc, device)
         self.options = options or SimOptions()
         self.gm_capacity = self.options.gm_bytes or soc.gm_bytes
-        self.heap = SimAllocator(self.gm_capacity, soc.gm_align)
+        # one device per MPI rank; this rank's GM is its window (world.py), else host arrays
+        self.world = world.start(self.options.devices, self.gm_capacity, self.options.gm_bytes is not None)
+        self.window = getattr(self.world, "mem", None)
+        if self.window is not None:
+            self.gm_capacity = self.world.capacity
+            base = GM_BASE + self.world.rank * world.RANK_STRIDE
+            self.heap = SimAllocator(self.gm_capacity - world.RESERVED, soc.gm_align, base + world.RESERVED)
+            self.device = self.world.rank
+        else:
+            base = GM_BASE
+            self.heap = SimAllocator(self.gm_capacity, soc.gm_align)
+        self._gm_base = base
         self.onchip = OnChipPool(soc, self.options.uninit_byte)
         self._programs: dict[int, Program] = {}
         self._lock = threading.RLock()
@@ -91,6 +103,9 @@ class SimBackend(Backend):
     # -- memory hooks ------------------------------------------------------------------------
     def _alloc(self, nbytes: int, label: str) -> DeviceBuffer:
         addr = self.heap.alloc(nbytes)
+        if self.window is not None:
+            at = addr - self._gm_base
+            return DeviceBuffer(addr, nbytes, self, self.window[at:at + nbytes], label)
         return DeviceBuffer(addr, nbytes, self, host_array(nbytes), label)
 
     def _free(self, buf: DeviceBuffer) -> None:
@@ -115,7 +130,7 @@ class SimBackend(Backend):
         return self.options.mode
 
     def device_count(self) -> int:
-        return self.options.devices
+        return self.world.size
 
     def compile(self, kernel: Kernel, target: str | None = None) -> Program:
         """Generate and load the kernel's numba module (NotSimulatedError names any instruction
@@ -153,8 +168,9 @@ class SimBackend(Backend):
               scalars: Sequence[int | float]) -> list:
         """The launch's values in the generated function's parameter order (per-worker slots None)."""
         gms = [self._gm(b) for b in buffers]
+        ranks = {"block_num": grid, "rank_id": self.world.rank, "rank_num": self.world.size}
         return [gms[x] if kind == "g" else scalars[x] if kind == "s" else int(buffers[x].shape[y])
-                if kind == "n" else grid if kind == "block_num" else None for kind, x, y in c.plan]
+                if kind == "n" else ranks.get(kind) for kind, x, y in c.plan]
 
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:

@@ -261,7 +261,8 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
         spaces[t.type.loc] = min(sp.capacity, max(spaces.get(t.type.loc, 0), end))
     typed = sorted({(t.type.loc, t.type.dtype.storage.name): t.type for t in k.tiles}.items())
     space_params = [(space_param(ty), loc, st) for (loc, st), ty in typed]
-    params += ["block_idx", "block_num"] + [n for n, _, _ in space_params] + ["err", "ev"]
+    params += ["block_idx", "block_num", "rank_id", "rank_num"] + [n for n, _, _ in space_params] + \
+        ["err", "ev"]
     for t in k.tiles:
         if t.dynamic:
             g.dyn[t.id] = 2 * len(g.dyn)

@@ -23,6 +23,7 @@ from . import codegen
 from . import compile as C
 from . import lowering as L
 from .context import OnChip, WorkerRecord
+from . import world
 from ..faults import fault
 from .lib.context import record
 from .. import errcodes as E
@@ -99,6 +100,7 @@ class EagerExecutor(Builder):
         self.rec = rec if rec is not None else WorkerRecord()
         self.sites = sites if sites is not None else []      # event site id -> IR node
         self.stored = False                      # has this block written GM yet?
+        self.result = np.zeros(1, np.int64)      # what the last value-returning instruction gave
         self._hw: dict[str, int] = {}          # bytes of each space poisoned in this block
         self._loops: list[_Loop] = []
         self._epoch = 0                          # advances with every eager loop iteration
@@ -147,6 +149,16 @@ class EagerExecutor(Builder):
     def block_num(self) -> ExprLike:
         return RtInt(self.nblocks)
 
+    def rank_id(self) -> ExprLike:
+        return RtInt(world.current().rank)
+
+    def rank_num(self) -> ExprLike:
+        return RtInt(world.current().size)
+
+    def scalar_result(self, node: Stmt) -> ExprLike:
+        """The value the instruction just run returned (TTEST: 1 or 0)."""
+        return RtInt(int(self.result[0]))
+
     def range(self, start, stop, step) -> Iterator[ExprLike]:
         if int(step) == 0:
             raise TraceError("pto.range step is 0", rule="a loop step must be non-zero",
@@ -169,8 +181,9 @@ class EagerExecutor(Builder):
     def _hazard(self) -> None:
         """Raise the checker's first error, in manual mode (a kernel that never sets a flag or
         places a tile is in auto mode: compiled, pypto inserts its flags)."""
-        if self.manual and self.checker.first_error is not None:
-            raise self.checker.first_error.error()
+        first = self.checker.first_error
+        if first is not None and (self.manual or first.kind == "comm-order"):
+            raise first.error()
 
     # -- execution ----------------------------------------------------------------------------
     def _cover(self, t: TileVar) -> None:
@@ -208,6 +221,8 @@ class EagerExecutor(Builder):
             return [L.scalar_const(x, dt)[1]]
         if tag == "err":
             return [self.rec.err]
+        if tag == "result":
+            return [self.result]
         raise AssertionError(a)
 
     def _run(self, c: L.Call, node: Stmt) -> None:

@@ -16,16 +16,18 @@ GM_BASE = 0x12C0_0000_0000
 
 
 class SimAllocator:
-    """First-fit address allocator over [GM_BASE, GM_BASE + capacity); thread-safe.
+    """First-fit address allocator over [base, base + capacity); thread-safe. Deterministic: the
+    same allocations in the same order get the same addresses (symmetric GM windows).
 
     A free() re-entered on the same thread (a Tensor finalizer run by the garbage collector in
     the middle of an alloc/free) is deferred until the outer call finishes, so the free list is
     never edited half-way."""
 
-    def __init__(self, capacity: int, align: int):
+    def __init__(self, capacity: int, align: int, base: int = GM_BASE):
         self.capacity = capacity
         self.align = align
-        self.free_list: list[tuple[int, int]] = [(GM_BASE, capacity)]   # (addr, size), sorted
+        self.base = base
+        self.free_list: list[tuple[int, int]] = [(base, capacity)]   # (addr, size), sorted
         self._lock = threading.RLock()
         self._owner: int | None = None             # thread inside alloc/free/transaction
         self._deferred: list[tuple[int, int]] = []

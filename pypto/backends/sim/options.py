@@ -62,7 +62,8 @@ _INT_FIELDS = (
      "use e.g. SimOptions(gm_bytes=2**30), or None for the SoC's HBM size"),
     ("threads", 1, None, "threads is an integer >= 1 (PYPTO_SIM_THREADS)",
      "use SimOptions(threads=1) to run blocks in order"),
-    ("devices", 1, None, "devices is an integer >= 1", "use SimOptions(devices=1)"),
+    ("devices", 1, None, "devices is an integer >= 1, or None (as many as MPI ranks)",
+     "use SimOptions(devices=1), or start N ranks with mpiexec -n N"),
     ("events", 0, None, "events is how many events to record per worker, 0 (off) or more",
      "use e.g. SimOptions(events=100_000)"),
 )
@@ -71,7 +72,7 @@ _INT_FIELDS = (
 def _int_field(opts: "SimOptions", name: str, lo: int, hi: int | None, rule: str, fix: str) -> None:
     """Normalise an integer field (numpy integers accepted) and check its range, or a PtoError."""
     value = getattr(opts, name)
-    if value is None and name == "gm_bytes":
+    if value is None and name in ("gm_bytes", "devices"):
         return
     try:
         if isinstance(value, bool):
@@ -88,7 +89,8 @@ def _int_field(opts: "SimOptions", name: str, lo: int, hi: int | None, rule: str
 class SimOptions:
     """mode: "compiled" (whole kernel -> one numba function) or "eager" (Python body, instruction by
     instruction; print/breakpoint work). uninit_byte: the byte fresh on-chip and GM memory holds
-    (0xFF reads as NaN in float tiles, -1 in int tiles). devices: simulated device count.
+    (0xFF reads as NaN in float tiles, -1 in int tiles). devices: simulated device count; each
+    device is one MPI rank (None: as many as the MPI launcher started, 1 without one).
     cache_dir: where compiled kernels are cached across processes (PYPTO_CACHE_DIR).
     gm_bytes: simulated device memory capacity (default: the SoC profile's HBM size).
     threads: worker threads running a compiled launch's blocks (PYPTO_SIM_THREADS, default: the
@@ -103,7 +105,7 @@ class SimOptions:
     (for speed; pypto.check() still runs it)."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
-    devices: int = 1
+    devices: int | None = None
     cache_dir: str = field(default_factory=_env_cache)
     gm_bytes: int | None = None     # device memory capacity; None = the SoC's HBM size
     threads: int = field(default_factory=_env_threads)

@@ -65,6 +65,7 @@ INSTRUCTIONS = (
                  "pipe S is inferred (a scalar poll of GM)")),
     Instr("TTEST", 0x1805, "comm", "return whether (signal cmp value) holds, without blocking",
           (_SIGNAL_IN, _VALUE), _I32_SIGNAL, pipe="S", params=(_WAIT_CMP,), spec_ref="5.10",
+          returns="bool",
           notes=("returns a bool instead of an event",
                  "one sweep over the 5-D int32 signal, stopping at the first element that fails; "
                  "true only if every element passes",

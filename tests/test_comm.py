@@ -182,27 +182,54 @@ def test_missing_mpi4py_says_how_to_install_it(monkeypatch):
 
 
 # -- several ranks ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def warm():
+    """Every multi-rank case and example once here, on a world of one rank: a test of its own,
+    and it leaves the kernels in the on-disk cache, so the ranks load them instead of each
+    compiling them at once (8 processes compiling on 2 cores was most of a cold run)."""
+    import runpy
+    pypto.finalize()
+    pypto.init(backend="sim")
+    ran = {}
+    try:
+        for mode in MODES:
+            ran[mode] = C.run(mode)
+        for script in ("allreduce.py", "ring_allgather.py"):
+            ran[script] = runpy.run_path(os.path.join(ROOT, "examples", script), run_name="warm")["main"]()
+    finally:
+        pypto.finalize()
+    return ran
+
+
+def test_every_case_and_example_on_one_rank(warm):
+    """Each case checks itself against numpy (a failure raises in the fixture); every one ran."""
+    assert warm == {"compiled": list(C.CASES), "eager": list(C.CASES), "allreduce.py": True,
+                    "ring_allgather.py": True}
+    assert len(C.CASES) == 6
+
+
 @needs_mpi
 @pytest.mark.parametrize("mode", MODES)
-def test_every_case_at_2_ranks(mode):
+def test_every_case_at_2_ranks(warm, mode):
     assert pypto.launch_ranks(2, C.run, mode) == [list(C.CASES)] * 2
 
 
 @needs_mpi
-def test_every_case_at_4_ranks():
+@pytest.mark.slow
+def test_every_case_at_4_ranks(warm):
     assert pypto.launch_ranks(4, C.run, "compiled") == [list(C.CASES)] * 4
 
 
 @needs_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
-def test_every_case_at_8_ranks(mode):
+def test_every_case_at_8_ranks(warm, mode):
     assert pypto.launch_ranks(8, C.run, mode) == [list(C.CASES)] * 8
 
 
 @needs_mpi
 @pytest.mark.parametrize("script, word", [("allreduce.py", "bit-exact"), ("ring_allgather.py", "matches numpy")])
-def test_examples_under_mpiexec_with_8_ranks(script, word):
+def test_examples_under_mpiexec_with_8_ranks(warm, script, word):
     from pypto.ranks import mpiexec_command
     out = subprocess.run(mpiexec_command(8) + [sys.executable, os.path.join(ROOT, "examples", script)],
                          capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -237,7 +264,10 @@ def test_a_collective_on_a_rank_that_is_not_its_root_is_refused():
 # -- C++ emission ------------------------------------------------------------------------------------
 def test_emitted_cpp_names_peers_through_the_world(sim):
     x, y, sig = pypto.zeros((8, 64), pypto.float32), pypto.zeros((8, 64), pypto.float32), pypto.zeros((1,), pypto.int32)
-    src = C.notify_ring("compiled", 3).cpp(x, y, sig)
+    ring = C.notify_ring("compiled", 3)
+    ir = str(ring.ir(x, y, sig))
+    assert "@rank(floormod" in ir and "pto.tnotify" in ir          # a peer's view, in the IR text
+    src = ring.cpp(x, y, sig)
     assert "__gm__ PyptoWorld *pypto_world" in src
     assert "pypto_remote(pypto_world, y, pypto_floormod((pypto_world->rank + 1), pypto_world->ranks))" in src
     assert "comm::TPUT(" in src and "comm::NotifyOp::Set" in src and "comm::WaitCmp::GE" in src
@@ -274,3 +304,36 @@ def test_emitted_comm_kernels_compile_against_pto_isa(sim):
         backends.build_cpp(k.cpp(*args), "cpusim", "a2a3", "vec", f"comm_{i}")
     with pytest.raises(E.NpuCompileError, match="TPUT_IMPL"):
         backends.build_cpp(C.put_ring("compiled", 16, 64, pong=True).cpp(x, y), "cpusim", "a2a3", "vec", "comm_pong")
+
+
+def _handshake():
+    """Block b sets flag 1-b of this rank, then waits for its own: the blocks must run at once."""
+    @pypto.kernel
+    def shake(flags):
+        b = pto.block_idx()
+        mine = pto.GlobalTensor(flags, (1, 1, 1, 1, 1), (1, 1, 1, 1, 1), b)
+        other = pto.GlobalTensor(flags, (1, 1, 1, 1, 1), (1, 1, 1, 1, 1), 1 - b)
+        pto.TNOTIFY(pto.remote(other, pto.rank_id()), 1, notifyOp="Set")
+        pto.TWAIT(mine, 1, cmp="EQ")
+    return shake
+
+
+def test_blocks_of_one_rank_signal_each_other():
+    pypto.finalize()
+    pypto.init(backend="sim", sim=pypto.SimOptions(threads=2))
+    try:
+        flags = pypto.zeros((2,), pypto.int32)
+        _handshake()[2](flags)
+        assert flags.numpy().tolist() == [1, 1]
+    finally:
+        pypto.finalize()
+
+
+def test_blocks_waiting_for_unstarted_blocks_are_reported_not_hung():
+    pypto.finalize()
+    pypto.init(backend="sim", sim=pypto.SimOptions(threads=1))
+    try:
+        with pytest.raises(E.CommDeadlockError, match="threads"):
+            _handshake()[2](pypto.zeros((2,), pypto.int32))
+    finally:
+        pypto.finalize()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..isa import TABLE
 from ..isa.schema import CORE_OF_LOC
 from . import registry
-from .nodes import Effect, GmView, InstrNode, Kernel, TileVar, gm_loads, walk
+from .nodes import Effect, For, GmView, InstrNode, Kernel, SetValid, TileVar, free_vars, gm_loads, walk
 from .verify import slots_of
 
 
@@ -53,3 +53,22 @@ def annotate(k: Kernel, soc) -> None:
     for s in walk(k.body):
         if isinstance(s, InstrNode):
             annotate_node(s, soc)
+
+
+def uses_world(k: Kernel) -> bool:
+    """Whether the kernel names other devices: a communication instruction, a peer's view, or
+    pto.rank_id() / pto.rank_num() anywhere."""
+    def ranked(x) -> bool:
+        if isinstance(x, GmView):
+            return x.rank is not None or any(ranked(e) for e in (x.offset, *x.shape, *x.strides))
+        return any(v.kind in ("rank_id", "rank_num") for v in free_vars(x))
+
+    for s in walk(k.body):
+        if isinstance(s, InstrNode):
+            if TABLE[s.name].category == "comm" or any(ranked(o) for o in s.operands):
+                return True
+        elif isinstance(s, For) and any(ranked(e) for e in (s.start, s.stop, s.step)):
+            return True
+        elif isinstance(s, SetValid) and any(ranked(e) for e in (s.rows, s.cols)):
+            return True
+    return False

@@ -23,7 +23,13 @@ def operand(x) -> str:
     if isinstance(x, GmView):
         shp = "x".join(expr(s) for s in x.shape)
         std = ", ".join(expr(s) for s in x.strides)
-        return f"%{x.tensor.name}[off {expr(x.offset)}, shape {shp}, stride ({std}), {x.layout}]"
+        text = f"%{x.tensor.name}[off {expr(x.offset)}, shape {shp}, stride ({std}), {x.layout}]"
+        if x.rank is not None:                     # a peer's copy (pto.remote)
+            text += f" @rank({expr(x.rank)})"
+        nranks = getattr(x, "nranks", None)        # a ParallelGroup
+        if nranks is not None:
+            text = f"group({text}, ranks {expr(nranks)}, root {expr(x.root)})"
+        return text
     return expr(x)
 
 

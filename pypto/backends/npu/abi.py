@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ...errors import NpuLaunchError
+from ...ir import effects
 from ...ir.nodes import Kernel, ScalarParam, TensorParam, Var
 
 # C++ and ctypes types of kernel scalars (pypto's kernel scalars are i64 and f64)
@@ -47,7 +48,7 @@ def arguments(k: Kernel) -> list[Arg]:
         for d, n in enumerate(p.shape):
             if isinstance(n, Var):
                 out.append(Arg(n.name, "dim", "int64_t", ctypes.c_int64, p.index, dim=d, var=n))
-    if uses_world(k):
+    if effects.uses_world(k):
         out.append(Arg(WORLD, "world", "uint8_t *", ctypes.c_void_p, -1, elem="PyptoWorld"))
     out.append(Arg(ERR, "err", "uint8_t *", ctypes.c_void_p, -1, elem="int64_t"))
     return out
@@ -57,26 +58,7 @@ ERR = "pypto_errs"
 WORLD = "pypto_world"
 
 
-def uses_world(k: Kernel) -> bool:
-    """Whether the kernel names other devices: a communication instruction, a peer's view, or
-    pto.rank_id() / pto.rank_num() anywhere."""
-    from ...ir.nodes import For, GmView, InstrNode, SetValid, free_vars, walk
-    from ...isa import TABLE
 
-    def ranked(x) -> bool:
-        if isinstance(x, GmView):
-            return x.rank is not None or any(ranked(e) for e in (x.offset, *x.shape, *x.strides))
-        return any(v.kind in ("rank_id", "rank_num") for v in free_vars(x))
-
-    for s in walk(k.body):
-        if isinstance(s, InstrNode):
-            if TABLE[s.name].category == "comm" or any(ranked(o) for o in s.operands):
-                return True
-        elif isinstance(s, For) and any(ranked(e) for e in (s.start, s.stop, s.step)):
-            return True
-        elif isinstance(s, SetValid) and any(ranked(e) for e in (s.rows, s.cols)):
-            return True
-    return False
 
 
 def argtypes(args: Sequence[Arg]) -> list:

@@ -63,19 +63,6 @@ static inline AICORE int64_t pypto_floormod(int64_t a, int64_t b)
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-// Many devices: the host fills one PyptoWorld per launch from HCCL's communication resources
-// (this rank, the rank count, each rank's GM window base); a peer's copy of a buffer is at the
-// same offset in the peer's window (as HcclRemotePtr computes it).
-struct PyptoWorld {
-    int64_t rank;
-    int64_t ranks;
-    uint64_t windows[64];
-};
-template <typename T>
-static inline AICORE __gm__ T *pypto_remote(__gm__ PyptoWorld *w, __gm__ T *p, int64_t peer)
-{
-    return (__gm__ T *)(w->windows[peer] + ((uint64_t)p - w->windows[w->rank]));
-}
 static inline AICORE int64_t pypto_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline AICORE int64_t pypto_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -121,6 +108,23 @@ static inline AICORE bool pypto_range(__gm__ int64_t *e, int64_t what, int64_t v
 for _code in ("SITE", "BLOCK", "GM_BOUNDS", "SET_VALID", "ASSIGN_NEG", "ASSIGN_ALIGN", "ASSIGN_CAP",
               "SCALAR_RANGE", "SCALAR_INF", "SRC_VALID", "VALID_ROWS", "VALID_COLS", "SHAPE", "RANGE"):
     PRELUDE = PRELUDE.replace("{" + _code + "}", str(getattr(EC, _code)))
+
+# Kernels that talk to other devices (ir.effects.uses_world) also get this.
+WORLD_PRELUDE = """\
+// Many devices: the host fills one PyptoWorld per launch from HCCL's communication resources
+// (this rank, the rank count, each rank's GM window base); a peer's copy of a buffer is at the
+// same offset in the peer's window (as HcclRemotePtr computes it).
+struct PyptoWorld {
+    int64_t rank;
+    int64_t ranks;
+    uint64_t windows[64];
+};
+template <typename T>
+static inline AICORE __gm__ T *pypto_remote(__gm__ PyptoWorld *w, __gm__ T *p, int64_t peer)
+{
+    return (__gm__ T *)(w->windows[peer] + ((uint64_t)p - w->windows[w->rank]));
+}
+"""
 
 _CXX_OPS = {"+": "+", "-": "-", "*": "*"}
 _CALLS = {"floordiv": "pypto_floordiv", "floormod": "pypto_floormod", "min": "pypto_min", "max": "pypto_max"}
@@ -447,7 +451,7 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
     cx.stmts(k.body)
     lines = [f"// {k.name}: PTO C++ emitted by pypto{header} for SoC {soc.name} ({kind} cores).",
              f"// From {k.source or k.name}. Do not edit: regenerate with kern.cpp(*args) or `pypto cpp`.",
-             "", PRELUDE]
+             "", PRELUDE] + ([WORLD_PRELUDE] if any(a.kind == "world" for a in cx.args) else [])
     sig = ", ".join(p for p, _, _ in params)
     lines.append(f"__global__ AICORE void {entry}({sig})")
     lines.append("{")

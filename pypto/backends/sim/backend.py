@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...errors import PtoError
-from ...ir import passes
+from ...ir import effects, passes
 from ...ir.nodes import Kernel, TensorParam
 from ..base import Backend, BufferArg, DeviceBuffer, Program
 from . import codegen
@@ -37,8 +37,9 @@ class _Compiled:
     """A compiled kernel: generated code, its numba function, where each launch value goes
     (``plan``: one (kind, index, dim) per parameter) and the specialisations counted so far."""
 
-    def __init__(self, gen, fn, plan, events: bool = False):
+    def __init__(self, gen, fn, plan, events: bool = False, comm: bool = False):
         self.gen, self.fn, self.plan, self.seen, self.events = gen, fn, plan, {}, events
+        self.comm = comm                       # talks to other devices: blocks are counted
         names = gen.params
         self.block_slot = names.index("block_idx")
         self.err_slot, self.ev_slot = names.index("err"), names.index("ev")
@@ -62,6 +63,13 @@ def _plan(k: Kernel, gen) -> list[tuple[str, int, int]]:
         else:
             plan.append((n, 0, 0))          # block_num, or a per-worker slot
     return plan
+
+
+def _compile_failure(k: Kernel, e: Exception) -> PtoError:
+    return PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
+                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                    rule="this is a pypto bug, not an error in your kernel",
+                    fix="please report it with the kernel; meanwhile try @pypto.kernel(mode='eager')")
 
 
 def _raise_fault(program: Program, buffers: Sequence[BufferArg], err: np.ndarray) -> None:
@@ -146,7 +154,8 @@ class SimBackend(Backend):
             passes.run(kernel, self.soc)
             gen = codegen.generate(kernel, self.soc, self.options.cache_dir, key[1])
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), key[1]))
+            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), key[1],
+                                                        effects.uses_world(kernel)))
             self._programs[key] = prog
             return prog
 
@@ -182,18 +191,20 @@ class SimBackend(Backend):
         ctx = LaunchContext(k.name, self.options.events, self.options.strict)
         self._count_launch()
         first = 0
-        if not c.seen:      # block 0 runs on this thread first: its call compiles (or loads) the kernel
+        if not c.seen and not c.comm:   # block 0 runs on this thread first: its call compiles
+            # (or loads) the kernel; a kernel's blocks that signal each other must start together
             first = 1
             try:
                 self._run_blocks(c, args, [0], ctx)
             except Exception as e:   # numba typing/lowering failure: a pypto bug, never the user's
-                raise PtoError(f"internal error: the simulator could not compile kernel {k.name}: "
-                               f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                               rule="this is a pypto bug, not an error in your kernel",
-                               fix="please report it with the kernel; meanwhile try "
-                                   "@pypto.kernel(mode='eager')") from e
+                raise _compile_failure(k, e) from e
         if grid > first and ctx.first_fault() is None:
-            self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(first, grid)))
+            try:
+                self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(first, grid)))
+            except Exception as e:
+                if c.seen or isinstance(e, PtoError):
+                    raise
+                raise _compile_failure(k, e) from e
         if len(c.fn.overloads) != c.seen.get("n"):
             with self._lock:
                 C.count_new_specialisations(c.fn, c.seen, self.stats)
@@ -210,7 +221,7 @@ class SimBackend(Backend):
         thread, device memory is held by weak reference (a freed tensor's launch falls back to
         launch(), which refuses it), and the error record is reused."""
         c: _Compiled = program.artifact
-        if grid != 1 or self.options.events or not c.seen:
+        if grid != 1 or self.options.events or not c.seen or c.comm:
             return super().prepare(program, buffers, grid, scalars)
         template = self._args(c, buffers, grid, scalars)
         gm_refs = [(i, weakref.ref(template[i])) for i, (kind, _, _) in enumerate(c.plan) if kind == "g"]
@@ -278,7 +289,11 @@ class SimBackend(Backend):
         for blk in blocks:
             onchip.poison(spaces)
             args[bi] = blk
-            fn(*args)
+            if c.comm:
+                with self.world.block():
+                    fn(*args)
+            else:
+                fn(*args)
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = blk
                 return
@@ -298,7 +313,8 @@ class SimBackend(Backend):
                 ex = EagerExecutor(self.soc, name, gm, self.onchip.mine(), blk, grid, self.options,
                                    self.stats, ctx.worker(), sites)
                 try:
-                    body(ex)
+                    with self.world.block():
+                        body(ex)
                 except PtoError as e:
                     if (blk > 0 or ex.stored) and e.note is None:
                         e.noted(PARTIAL)

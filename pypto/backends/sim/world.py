@@ -25,7 +25,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -95,10 +96,42 @@ def strided(arr: np.ndarray, off: int, shape, strides) -> np.ndarray:
 
 
 class World:
-    """The operations a communication instruction needs, on peers named by rank."""
+    """The operations a communication instruction needs, on peers named by rank, and which of
+    this rank's blocks are running (a rank is blocked only when every block it has started
+    waits)."""
 
     rank = 0
     size = 1
+
+    def __init__(self):
+        self._blocks = threading.Lock()
+        self.started = 0             # blocks of comm kernels running on this rank now
+        self.waiting = 0             # of those, blocks inside TWAIT
+
+    @contextmanager
+    def block(self) -> Iterator[None]:
+        """Around one block of a kernel that talks to other devices."""
+        with self._blocks:
+            self.started += 1
+        try:
+            yield
+        finally:
+            with self._blocks:
+                self.started -= 1
+
+    def enter_wait(self) -> bool:
+        """A block starts waiting; True when now every started block waits."""
+        with self._blocks:
+            self.waiting += 1
+            return self.waiting >= self.started
+
+    def leave_wait(self) -> None:
+        with self._blocks:
+            self.waiting -= 1
+
+    def blocked(self) -> bool:
+        with self._blocks:
+            return self.waiting >= self.started
 
     # data: ``arr`` is this rank's storage array of the tensor; the peer's tensor has the same offset
     def put(self, peer: int, arr, off: int, shape, strides, data: np.ndarray) -> None: ...
@@ -109,7 +142,7 @@ class World:
     def flush(self, peer: int) -> None: ...
 
     # the deadlock registry
-    def waiting(self, arr, off: int, shape, strides, cmp: int, value: int) -> None: ...
+    def wait_state(self, arr, off: int, shape, strides, cmp: int, value: int) -> None: ...
     def running(self) -> None: ...
     def deadlock(self) -> str | None:
         return None
@@ -148,7 +181,11 @@ class LocalWorld(World):
         arr[off] = np.int32(arr[off] + value) if add else np.int32(value)
 
     def deadlock(self):
-        return "rank 0 (of 1) waits for a signal only it could change"
+        if not self.blocked():
+            return None
+        return ("rank 0 (of 1): every running block waits for a signal only this device could "
+                f"change ({self.waiting} block(s) in TWAIT; blocks the simulator has not started "
+                "cannot run while they wait: it runs SimOptions(threads) blocks at a time)")
 
 
 def add_values(a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
@@ -168,6 +205,7 @@ class MpiWorld(World):
     """This process is one rank of an MPI job; its GM is its window."""
 
     def __init__(self, capacity: int, fixed: bool = False):
+        super().__init__()
         MPI = self.MPI = import_mpi()
         self.comm = MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -328,8 +366,7 @@ class MpiWorld(World):
         self.ctl.Accumulate([one, 1, self.MPI.INT64_T], 0, target=(0, 1, self.MPI.INT64_T), op=self.MPI.SUM)
         self.ctl.Flush(0)
 
-    def waiting(self, arr, off, shape, strides, cmp, value):
-        self._mark = None
+    def wait_state(self, arr, off, shape, strides, cmp, value):
         self._set([WAITING, self.window_offset(arr, off) // arr.itemsize, cmp, value,
                    *[int(s) for s in shape], *[int(t) for t in strides]])
 
@@ -349,6 +386,9 @@ class MpiWorld(World):
         """A report when no rank can make progress any more: every rank finished, in a barrier,
         or waiting on a condition that is false now and was at the last check, with nothing
         sent in between; else None."""
+        if not self.blocked():                       # another block of this rank still runs
+            self._mark = None
+            return None
         reg = self._registry()
         snap = [int(reg[0])]
         lines = []

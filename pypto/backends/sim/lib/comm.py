@@ -148,7 +148,9 @@ def twait_py(sig, value, cmp) -> None:
     cmp, value = int(cmp), int(value)
     if W.compare(_signal_values(w, sig), cmp, value):
         return
-    w.waiting(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
+    published = w.enter_wait()                  # every block of this rank waits now
+    if published:
+        w.wait_state(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
     delay, next_check = 2e-5, time.monotonic() + POLL_DEADLOCK
     try:
         while not W.compare(_signal_values(w, sig), cmp, value):
@@ -166,7 +168,11 @@ def twait_py(sig, value, cmp) -> None:
                             "the condition (TNOTIFY after the data, with a barrier between), or "
                             "wait for a value the notifiers reach (GE rather than EQ on a counter)")
                 next_check = time.monotonic() + POLL_DEADLOCK
+                if not published and w.blocked():   # the rank's other blocks have finished
+                    w.wait_state(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
+                    published = True
     finally:
+        w.leave_wait()
         w.running()
 
 

@@ -26,6 +26,7 @@ from ....errors import CommDeadlockError, CommError, PtoError
 _J = dict(cache=True)
 SUM, MAX, MIN = 0, 1, 2                 # ReduceOp
 POLL_DEADLOCK = 0.25                    # seconds between a waiting rank's deadlock checks
+SPIN = 100                              # polls before TWAIT starts sleeping between them
 
 
 # -- Python side ----------------------------------------------------------------------------------
@@ -49,21 +50,17 @@ def _peer(w, peer: int) -> int:
     return w.rank if peer < 0 else int(peer)
 
 
-def _tile_index(tile, rows: int, cols: int) -> np.ndarray:
-    ir, ic, brs, bcs, irs, ics = (int(x) for x in tile[3])
-    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    return (r // ir) * brs + (c // ic) * bcs + (r % ir) * irs + (c % ic) * ics
+def _tile_rows(tile, rows: int, cols: int) -> np.ndarray:
+    """The first rows x cols of a staging tile as a 2-D view of its storage (staging tiles are
+    row-major Vec tiles: element (r, c) at r * row_stride + c, layout descriptor (1, 1, BRS, 1, 0, 0))."""
+    arr, stride = tile[0], int(tile[3][2])
+    return np.lib.stride_tricks.as_strided(arr, (rows, cols), (stride * arr.itemsize, arr.itemsize))
 
 
 def _to_tile(tile, data: np.ndarray) -> None:
     """A chunk lands in the staging tile (rows of the chunk's leading dims x its last dim)."""
     rows = int(np.prod(data.shape[:-1]))
-    tile[0][_tile_index(tile, rows, data.shape[-1])] = data.reshape(rows, data.shape[-1])
-
-
-def _from_tile(tile, shape) -> np.ndarray:
-    rows = int(np.prod(shape[:-1]))
-    return tile[0][_tile_index(tile, rows, int(shape[-1]))].reshape(shape)
+    _tile_rows(tile, rows, data.shape[-1])[...] = data.reshape(rows, data.shape[-1])
 
 
 def _chunks(what: str, shape, tile, dynamic: bool):
@@ -148,14 +145,15 @@ def twait_py(sig, value, cmp) -> None:
     cmp, value = int(cmp), int(value)
     if W.compare(_signal_values(w, sig), cmp, value):
         return
-    published = w.enter_wait()                  # every block of this rank waits now
-    if published:
-        w.wait_state(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
-    delay, next_check = 2e-5, time.monotonic() + POLL_DEADLOCK
+    w.enter_wait()
+    published = False          # the registry hears of a wait only once it lasts (no traffic for short ones)
+    polls, delay, next_check = 0, 1e-5, time.monotonic() + POLL_DEADLOCK
     try:
         while not W.compare(_signal_values(w, sig), cmp, value):
-            time.sleep(delay)
-            delay = min(delay * 2, 2e-3)           # back off: oversubscribed ranks share cores
+            polls += 1
+            if polls > SPIN:                        # back off: oversubscribed ranks share cores
+                time.sleep(delay)
+                delay = min(delay * 2, 2e-3)
             if time.monotonic() >= next_check:
                 report = w.deadlock()
                 if report is not None:
@@ -168,12 +166,13 @@ def twait_py(sig, value, cmp) -> None:
                             "the condition (TNOTIFY after the data, with a barrier between), or "
                             "wait for a value the notifiers reach (GE rather than EQ on a counter)")
                 next_check = time.monotonic() + POLL_DEADLOCK
-                if not published and w.blocked():   # the rank's other blocks have finished
+                if not published and w.blocked():   # every block of this rank waits now
                     w.wait_state(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
                     published = True
     finally:
         w.leave_wait()
-        w.running()
+        if published:
+            w.running()
 
 
 def _root(what: str, w, root: int, nranks: int) -> None:

@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/vs_ptoisa.py
 	$(PY) benchmarks/calibration.py
 	$(PY) benchmarks/timeline_cost.py
+	$(PY) benchmarks/comm.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -285,3 +285,21 @@ def wrong_root(mode: str) -> None:
     pypto.barrier()
     if pypto.rank() == 1:
         collective(mode, "TBROADCAST", 8, 64, 0)(out, mine)
+
+
+def skipped_value(mode: str) -> None:
+    """Rank 1 adds 3 twice to rank 0's counter; rank 0 waits for it to EQUAL 5 (rule R4)."""
+    sig = pypto.zeros((1,), pypto.int32)
+    pypto.barrier()
+    if pypto.rank() == 0:
+        wait_for(mode, 5, "EQ")(sig)
+    else:
+        counter_by(mode, 3, 2)(sig)
+
+
+def counter_by(mode, step, times):
+    @pypto.kernel(mode=mode)
+    def count(c):
+        for _ in pto.range(times):
+            pto.TNOTIFY(pto.remote(c, 0), step, notifyOp="AtomicAdd")
+    return count

@@ -337,3 +337,25 @@ def test_blocks_waiting_for_unstarted_blocks_are_reported_not_hung():
             _handshake()[2](pypto.zeros((2,), pypto.int32))
     finally:
         pypto.finalize()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tgather_with_a_group_is_the_collective(sim, mode):
+    """pto.TGATHER(group, ...) is pto::comm::TGATHER, as in PTO C++ (the vector TGATHER otherwise)."""
+    x = C.pattern((8, 64), "f32", 4)
+
+    @pypto.kernel(mode=mode)
+    def gather(m, o):
+        pto.TGATHER(pto.ParallelGroup(m, pto.rank_num(), 0), o, pto.Tile(pto.Vec, pto.float32, (8, 64)))
+    out = pypto.zeros((8, 64), pypto.float32)
+    gather(C.tensor(x), out)
+    assert np.array_equal(out.numpy(), x)
+    assert "pto.tgather_comm" in str(gather.ir(C.tensor(x), out))
+
+
+@needs_mpi
+def test_a_counter_that_skips_the_awaited_value_is_explained():
+    """R4: TWAIT EQ on a counter fed by AtomicAdd can miss its value; the report says so."""
+    with pytest.raises(E.RankFailedError, match="went past the value") as ei:
+        pypto.launch_ranks(2, C.skipped_value, "compiled")
+    assert "EQ 5; it holds [6]" in str(ei.value)

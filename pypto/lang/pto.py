@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
-from ..ir.nodes import ExprLike, GmView, Sync as _Sync, binop as _binop, is_runtime
+from ..ir.nodes import ExprLike, GmView, GroupView as _GroupView, Sync as _Sync, binop as _binop, is_runtime
 from ..isa import TABLE as _TABLE
 from ..isa.schema import LAYOUT_ORDERS as _LAYOUT_ORDERS, PIPES as _PIPES, TILE_ALIASES as _TILE_ALIASES
 from . import builder as _B
@@ -255,6 +255,8 @@ def _make(name: str):
             b = _B.current(f"pto.{name}")
             for e in waits:
                 b.emit(_Sync("wait_flag", e.src, e.dst, e.event_id, site=site))
+        if operands and isinstance(operands[0], _GroupView) and name + "_COMM" in _TABLE:
+            return globals()[name + "_COMM"](*operands, *waits, record=record, **params)
         node = _S.instr(name, operands, params, site)
         if spec.returns is not None:                 # TTEST: a value, not an event
             return _B.current(f"pto.{name}").scalar_result(node)
@@ -270,6 +272,9 @@ def _make(name: str):
     instruction.__doc__ = (f"{name}({ops}): {spec.summary}  [opcode {spec.opcode:#06x}, pipe {spec.pipe}]. "
                            "Trailing pto.Event arguments are waited for first; record=pto.OTHER "
                            "returns an Event from this instruction's pipe to OTHER's.")
+    if name + "_COMM" in _TABLE:
+        instruction.__doc__ += (f" With a pto.ParallelGroup first it is pto::comm::{name}, the "
+                                f"collective ({name}_COMM).")
     instruction.__signature__ = inspect.Signature(
         [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_ONLY) for o in spec.operands] +
         [inspect.Parameter("events", inspect.Parameter.VAR_POSITIONAL),

@@ -411,9 +411,12 @@ class MpiWorld(World):
                     return None
                 snap.append(tuple(vals.ravel().tolist()))
                 shown = vals.ravel()[:8].tolist()
+                passed = CMP[int(w[SIG_CMP])] == "EQ" and bool(np.any(vals > int(w[SIG_VALUE])))
                 lines.append(f"rank {r} waits in TWAIT for signal[{'x'.join(str(int(s)) for s in shape)}] at "
                              f"GM window offset {int(w[SIG_OFF]) * 4:#x} {CMP[int(w[SIG_CMP])]} "
-                             f"{int(w[SIG_VALUE])}; it holds {shown}{' ...' if vals.size > 8 else ''}")
+                             f"{int(w[SIG_VALUE])}; it holds {shown}{' ...' if vals.size > 8 else ''}"
+                             + (" (it went past the value: a counter fed by AtomicAdd can skip it; "
+                                "wait with GE)" if passed else ""))
             else:
                 snap.append(state)
                 lines.append(f"rank {r} is {_STATE_NAMES.get(state, state)}")

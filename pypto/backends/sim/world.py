@@ -147,6 +147,9 @@ class World:
     def deadlock(self) -> str | None:
         return None
 
+    def sync(self) -> None:
+        """Make what peers wrote into this rank's GM visible to plain loads (after a TWAIT)."""
+
     def barrier(self) -> None: ...
     def close(self) -> None: ...
 
@@ -185,7 +188,8 @@ class LocalWorld(World):
             return None
         return ("rank 0 (of 1): every running block waits for a signal only this device could "
                 f"change ({self.waiting} block(s) in TWAIT; blocks the simulator has not started "
-                "cannot run while they wait: it runs SimOptions(threads) blocks at a time)")
+                "cannot run while they wait: compiled mode runs SimOptions(threads) blocks at a time, "
+                "eager mode one at a time)")
 
 
 def add_values(a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
@@ -424,6 +428,9 @@ class MpiWorld(World):
             self._mark = snap
             return None
         return "\n".join(lines)
+
+    def sync(self) -> None:
+        self.win.Sync()
 
     def barrier(self) -> None:
         self._set([BARRIER])

@@ -144,6 +144,7 @@ def twait_py(sig, value, cmp) -> None:
     w = W.current()
     cmp, value = int(cmp), int(value)
     if W.compare(_signal_values(w, sig), cmp, value):
+        w.sync()
         return
     w.enter_wait()
     published = False          # the registry hears of a wait only once it lasts (no traffic for short ones)
@@ -169,6 +170,7 @@ def twait_py(sig, value, cmp) -> None:
                 if not published and w.blocked():   # every block of this rank waits now
                     w.wait_state(sig[0], int(sig[1]), sig[2], sig[3], cmp, value)
                     published = True
+        w.sync()                                    # the data that came with the signal, visible
     finally:
         w.leave_wait()
         if published:

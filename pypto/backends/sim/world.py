@@ -1,7 +1,7 @@
 """Many simulated NPUs: one MPI process (rank) per device, each device's GM one MPI window.
 
-* The window is the rank's whole simulated GM (``MPI.Win.Allocate`` of its capacity; the OS
-  commits pages only when they are touched). The GM heap hands out offsets in it and is
+* The window is the rank's whole simulated GM (``MPI.Win.Allocate``: the SoC's GM where
+  /dev/shm, which backs a node's windows, allows; ``_window_bytes``). The GM heap hands out offsets in it and is
   deterministic, so tensors allocated in the same order have the same offset on every rank:
   HCCL's symmetric windows, which is how a kernel names a peer's buffer. The first 256 bytes
   stay reserved, as HCCL reserves them (pypto keeps its atomic-add lock word there).
@@ -449,11 +449,10 @@ class MpiWorld(World):
 
 
 def _window_bytes(MPI, capacity: int) -> int:
-    """The GM window each rank allocates: the SoC's GM, except where the MPI library backs
-    windows with files in /dev/shm that must fit at once (Open MPI's shared-memory windows):
-    there, half the free space shared among the node's ranks (SimOptions(gm_bytes=) overrides)."""
-    if "Open MPI" not in MPI.Get_library_version():
-        return capacity
+    """The GM window each rank allocates: the SoC's GM, at most half the free space of /dev/shm
+    shared among the node's ranks. Both wheels back one node's windows with a file there (MPICH's
+    is sparse and fills as pages are touched; Open MPI checks the space up front), so a bigger
+    window would end in SIGBUS, not an OutOfDeviceMemoryError. SimOptions(gm_bytes=) overrides."""
     try:
         st = os.statvfs("/dev/shm")
         free = st.f_bavail * st.f_frsize

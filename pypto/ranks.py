@@ -166,7 +166,7 @@ def _child(tmp: str) -> None:
         payload = (True, value)
     except BaseException as e:      # noqa: BLE001  (reported to the parent, then the job ends)
         payload = (False, (type(e).__name__, "".join(traceback.format_exception(e)).rstrip(), _picklable(e)))
-    rank = world.current().rank if runtime.is_initialized() else _launcher_rank()
+    rank = world.current().rank if runtime.is_initialized() else world.launcher_rank()
     with open(os.path.join(tmp, f"rank{rank}.pkl.part"), "wb") as f:
         pickle.dump(payload, f)
     os.replace(os.path.join(tmp, f"rank{rank}.pkl.part"), os.path.join(tmp, f"rank{rank}.pkl"))
@@ -180,19 +180,6 @@ def _child(tmp: str) -> None:
     if runtime.is_initialized():
         runtime.barrier()
         runtime.finalize()
-
-
-def _launcher_rank() -> int:
-    for _, rank in world_vars():
-        v = os.environ.get(rank, "")
-        if v.isdigit():
-            return int(v)
-    return 0
-
-
-def world_vars():
-    from .backends.sim.world import _LAUNCHER_VARS
-    return _LAUNCHER_VARS
 
 
 def _picklable(e: BaseException) -> BaseException | None:

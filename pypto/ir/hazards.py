@@ -518,8 +518,7 @@ def _gm_key(v: GmView, iters: tuple) -> str:
     whose variable the offset uses (iteration i's x[i] is not iteration i + 1's)."""
     used = _vars(v.offset)
     tag = [f"{n}#{k}" for n, k in iters if n in used]
-    rank = getattr(v, "rank", None)
-    peer = f" on rank {v.rank}" if rank is not None else ""
+    peer = f" on rank {v.rank}" if v.rank is not None else ""
     return f"GM {v.tensor.name}{peer}[off {v.offset}, shape {v.shape}]{'@' + ','.join(tag) if tag else ''}"
 
 

@@ -1,7 +1,7 @@
 """Print a Kernel as readable PTO-style text (level-2, destination first)."""
 from __future__ import annotations
 
-from .nodes import (CALL_OPS, Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, ScalarParam,
+from .nodes import (CALL_OPS, Assign, BinOp, For, GmLoad, GmView, GroupView, InstrNode, Kernel, ScalarParam,
                     SetValid, Sync, TensorParam, TileVar, Var, walk)
 
 
@@ -26,9 +26,8 @@ def operand(x) -> str:
         text = f"%{x.tensor.name}[off {expr(x.offset)}, shape {shp}, stride ({std}), {x.layout}]"
         if x.rank is not None:                     # a peer's copy (pto.remote)
             text += f" @rank({expr(x.rank)})"
-        nranks = getattr(x, "nranks", None)        # a ParallelGroup
-        if nranks is not None:
-            text = f"group({text}, ranks {expr(nranks)}, root {expr(x.root)})"
+        if isinstance(x, GroupView):               # a ParallelGroup
+            text = f"group({text}, ranks {expr(x.nranks)}, root {expr(x.root)})"
         return text
     return expr(x)
 

@@ -244,6 +244,7 @@ def _record(node, target, site) -> Event:
 
 def _make(name: str):
     spec = _TABLE[name]
+    twin = name + "_COMM" if name + "_COMM" in _TABLE else None   # pto::comm's overload of the name
 
     def instruction(*operands: Any, record: Any = None, **params: Any) -> Event | None:
         site = _B.user_site()
@@ -255,8 +256,8 @@ def _make(name: str):
             b = _B.current(f"pto.{name}")
             for e in waits:
                 b.emit(_Sync("wait_flag", e.src, e.dst, e.event_id, site=site))
-        if operands and isinstance(operands[0], _GroupView) and name + "_COMM" in _TABLE:
-            return globals()[name + "_COMM"](*operands, *waits, record=record, **params)
+        if twin is not None and operands and isinstance(operands[0], _GroupView):
+            return globals()[twin](*operands, *waits, record=record, **params)
         node = _S.instr(name, operands, params, site)
         if spec.returns is not None:                 # TTEST: a value, not an event
             return _B.current(f"pto.{name}").scalar_result(node)
@@ -272,7 +273,7 @@ def _make(name: str):
     instruction.__doc__ = (f"{name}({ops}): {spec.summary}  [opcode {spec.opcode:#06x}, pipe {spec.pipe}]. "
                            "Trailing pto.Event arguments are waited for first; record=pto.OTHER "
                            "returns an Event from this instruction's pipe to OTHER's.")
-    if name + "_COMM" in _TABLE:
+    if twin is not None:
         instruction.__doc__ += (f" With a pto.ParallelGroup first it is pto::comm::{name}, the "
                                 f"collective ({name}_COMM).")
     instruction.__signature__ = inspect.Signature(

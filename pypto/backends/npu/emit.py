@@ -170,6 +170,11 @@ def values_shape(t: TileVar, rows, cols) -> tuple:
     return binop("*", rows, 2) if axis == "rows" else rows, binop("*", cols, 2) if axis == "columns" else cols
 
 
+def _template_dims(dims) -> str:
+    """Shape<...> / Stride<...> template arguments: static sizes, DYNAMIC for runtime ones."""
+    return ", ".join(str(d) if isinstance(d, int) else "DYNAMIC" for d in dims)
+
+
 def view_values(v: GmView) -> tuple[list, list]:
     """A GM view's 5-D shape and strides as pto-isa counts them (fp4: values, not pairs)."""
     shape, strides = list(v.shape), list(v.strides)
@@ -312,11 +317,8 @@ class Emitter:
         if peer is not None:
             base = f"pypto_remote({abi.WORLD}, {base}, {peer})"
         ctor = [base]
-        shp = [s if isinstance(s, int) else None for s in shape]
-        std = [s if isinstance(s, int) else None for s in strides]
-        if None in shp or None in std:
-            tshape = ", ".join("DYNAMIC" if x is None else str(x) for x in shp)
-            tstride = ", ".join("DYNAMIC" if x is None else str(x) for x in std)
+        tshape, tstride = _template_dims(shape), _template_dims(strides)
+        if "DYNAMIC" in tshape + tstride:
             ctor.append(f"Shape<{tshape}>({', '.join(self.expr(x) for x in shape)})")
             ctor.append(f"Stride<{tstride}>({', '.join(self.expr(x) for x in strides)})")
         return ctor
@@ -327,14 +329,8 @@ class Emitter:
         elem = v.tensor.dtype.cxx
         if shape is None:
             shape, strides = view_values(v)
-        else:
-            shape, strides = list(shape), list(strides)
-        shp = [s if isinstance(s, int) else None for s in shape]
-        std = [s if isinstance(s, int) else None for s in strides]
-        tshape = ", ".join("DYNAMIC" if s is None else str(s) for s in shp)
-        tstride = ", ".join("DYNAMIC" if s is None else str(s) for s in std)
         lay = f"Layout::{layout}" if layout else _LAYOUT[v.layout]
-        gt = f"GlobalTensor<{elem}, Shape<{tshape}>, Stride<{tstride}>, {lay}>"
+        gt = f"GlobalTensor<{elem}, Shape<{_template_dims(shape)}>, Stride<{_template_dims(strides)}>, {lay}>"
         self.line(f"{gt} {name}({', '.join(self._ctor(v, shape, strides))});")
         return name
 

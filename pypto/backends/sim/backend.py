@@ -177,9 +177,10 @@ class SimBackend(Backend):
               scalars: Sequence[int | float]) -> list:
         """The launch's values in the generated function's parameter order (per-worker slots None)."""
         gms = [self._gm(b) for b in buffers]
-        ranks = {"block_num": grid, "rank_id": self.world.rank, "rank_num": self.world.size}
+        w = self.world
         return [gms[x] if kind == "g" else scalars[x] if kind == "s" else int(buffers[x].shape[y])
-                if kind == "n" else ranks.get(kind) for kind, x, y in c.plan]
+                if kind == "n" else grid if kind == "block_num" else w.rank if kind == "rank_id"
+                else w.size if kind == "rank_num" else None for kind, x, y in c.plan]
 
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,
                scalars: Sequence[int | float]) -> None:

@@ -49,14 +49,23 @@ _LAUNCHER_VARS = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"), ("PMI_SIZE",
                   ("MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"))
 
 
+def _launcher_var(which: int) -> int:
+    for names in _LAUNCHER_VARS:
+        v = os.environ.get(names[which], "")
+        if v.isdigit():
+            return int(v)
+    return -1
+
+
 def launcher_size() -> int:
     """The world size an MPI launcher (mpiexec) gave this process, 0 if it was not started by one
     (read from the environment, without importing MPI)."""
-    for size, _ in _LAUNCHER_VARS:
-        v = os.environ.get(size, "")
-        if v.isdigit():
-            return int(v)
-    return 0
+    return max(0, _launcher_var(0))
+
+
+def launcher_rank() -> int:
+    """This process's rank as the MPI launcher set it (0 without one)."""
+    return max(0, _launcher_var(1))
 
 
 def import_mpi():
@@ -226,7 +235,6 @@ class MpiWorld(World):
         self.ctl.Lock_all()
         self._types: dict[tuple, Any] = {}
         self._one = np.zeros(2, np.int32)              # Fetch_and_op's result and (unused) origin
-        self._lock = threading.RLock()
         self._closed = False
         self._mark = None                       # (snapshot) seen by the last deadlock check
         _install_abort(self)
@@ -475,22 +483,15 @@ def _install_abort(world: MpiWorld) -> None:
     """An uncaught exception on one rank ends every rank at once (never a silent hang)."""
     if world.size < 2:
         return
-    previous = sys.excepthook
+    def then_abort(report):
+        def hook(*args):
+            report(*args)
+            sys.stderr.flush()
+            world.comm.Abort(1)
+        return hook
 
-    def hook(kind, value, tb):
-        previous(kind, value, tb)
-        sys.stderr.flush()
-        world.comm.Abort(1)
-
-    sys.excepthook = hook
-    thread_previous = threading.excepthook
-
-    def thread_hook(args):
-        thread_previous(args)
-        sys.stderr.flush()
-        world.comm.Abort(1)
-
-    threading.excepthook = thread_hook
+    sys.excepthook = then_abort(sys.excepthook)
+    threading.excepthook = then_abort(threading.excepthook)
 
 
 _current: World | None = None
@@ -532,5 +533,5 @@ def start(devices: int | None, capacity: int, fixed: bool = False) -> World:
 
 _LOCAL = LocalWorld()
 
-__all__ = ["World", "LocalWorld", "MpiWorld", "start", "current", "launcher_size", "import_mpi",
+__all__ = ["World", "LocalWorld", "MpiWorld", "start", "current", "launcher_size", "launcher_rank", "import_mpi",
            "compare", "strided", "add_values"]

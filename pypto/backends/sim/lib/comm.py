@@ -192,10 +192,9 @@ def _root(what: str, w, root: int, nranks: int) -> None:
 
 def _rank_blocks(what: str, group, nranks, root, local, tiles, dynamic):
     """TGATHER_COMM / TSCATTER_COMM: rank r's member pairs with rows r*H .. r*H+H-1 (dimension 3)
-    of the root's local tensor, ranks ascending. Yields (world, rank, chunk index, chunk shape,
-    the local block's view, the staging tile)."""
-    w = W.current()
-    _root(what, w, root, nranks)
+    of the root's local tensor, ranks ascending. Yields (rank, chunk index, chunk shape, the local
+    block's view, the staging tile)."""
+    _root(what, W.current(), root, nranks)
     h = int(group[2][3])
     if int(local[2][3]) < nranks * h:
         raise CommError(f"{what}: the local tensor has {int(local[2][3])} rows in dimension 3, "
@@ -206,13 +205,14 @@ def _rank_blocks(what: str, group, nranks, root, local, tiles, dynamic):
     for r in range(nranks):
         block = (local[0], int(local[1]) + r * h * int(local[3][3]), group[2], local[3])
         for idx, n in _chunks(what, group[2], tiles[0], dynamic):
-            yield w, r, idx, n, block, tiles[k % len(tiles)]
+            yield r, idx, n, block, tiles[k % len(tiles)]
             k += 1
 
 
 def tgather_py(group, nranks, root, dst, tiles, dynamic) -> None:
     """dst rows r*H .. = rank r's member."""
-    for w, r, idx, n, block, tile in _rank_blocks("TGATHER_COMM", group, nranks, root, dst, tiles, dynamic):
+    w = W.current()
+    for r, idx, n, block, tile in _rank_blocks("TGATHER_COMM", group, nranks, root, dst, tiles, dynamic):
         data = w.get(r, group[0], _at(group, idx), n, group[3])
         _to_tile(tile, data)
         _write_local(block, idx, n, data)
@@ -221,7 +221,7 @@ def tgather_py(group, nranks, root, dst, tiles, dynamic) -> None:
 def tscatter_py(group, nranks, root, src, tiles, dynamic) -> None:
     """rank r's member = src rows r*H .."""
     w = W.current()
-    for w, r, idx, n, block, tile in _rank_blocks("TSCATTER_COMM", group, nranks, root, src, tiles, dynamic):
+    for r, idx, n, block, tile in _rank_blocks("TSCATTER_COMM", group, nranks, root, src, tiles, dynamic):
         data = _read_local(block, idx, n)
         _to_tile(tile, data)
         w.put(r, group[0], _at(group, idx), n, group[3], data)

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-full bench clean
+.PHONY: demo test test-full fuzz bench clean
 
 $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
@@ -25,6 +25,12 @@ test: $(STAMP)
 test-full: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
 
+# The long fuzz run: every tests/test_fuzz_*.py test with 10,000 examples (about an hour on
+# 2 cores); `make test` runs the same tests with a few hundred examples each.
+fuzz: $(STAMP)
+	$(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider --hypothesis-profile=fuzz \
+		tests/test_fuzz_api.py tests/test_fuzz_dsl.py tests/test_fuzz_idl.py
+
 bench: $(STAMP)
 	$(PY) benchmarks/seed_table.py
 	$(PY) benchmarks/throughput.py
@@ -37,6 +43,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/calibration.py
 	$(PY) benchmarks/timeline_cost.py
 	$(PY) benchmarks/comm.py
+	$(PY) benchmarks/reliability.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

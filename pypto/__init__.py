@@ -43,3 +43,11 @@ __all__ = [
     "int64", "uint64", "float8_e4m3", "float8_e5m2", "hifloat8", "float8_e8m0", "float4_e2m1x2", "float4_e1m2x2", "dtypes",
     "quant_scale", "timeline", "Timeline",
 ]
+
+from .calls import guard_class as _guard_class, guard_namespace as _guard_namespace  # noqa: E402
+from .lang.kernel import KernelFunction as _KernelFunction  # noqa: E402
+from .idl.custom import CustomInsn as _CustomInsn  # noqa: E402
+for _cls in (Tensor, Insn, _CustomInsn, SimOptions, Session, Timeline, _KernelFunction):
+    _guard_class(_cls)
+_guard_namespace(globals(), __all__)
+del _cls

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.metadata
 import os
 import platform
@@ -156,6 +157,14 @@ def _check_settings() -> list[Check]:
     return out or [(True, "PYPTO_* environment variables hold legal values", None)]
 
 
+@functools.lru_cache(maxsize=1)
+def _smoke_function():
+    """The doctor's numba smoke test, compiled once per process (numba keeps each compiled
+    function's machine code for the life of the process)."""
+    import numba
+    return numba.njit(cache=False)(lambda x: x * 2 + 1)
+
+
 def _check_numba() -> list[Check]:
     try:
         import numba
@@ -166,8 +175,7 @@ def _check_numba() -> list[Check]:
     try:
         import numpy as np
         t0 = time.perf_counter()
-        fn = numba.njit(cache=False)(lambda x: x * 2 + 1)
-        got = fn(np.arange(4, dtype=np.float32)).tolist()
+        got = _smoke_function()(np.arange(4, dtype=np.float32)).tolist()
         ok = got == [1.0, 3.0, 5.0, 7.0]
         out.append((ok, f"numba JIT compiles and runs a function ({time.perf_counter() - t0:.2f} s)"
                     if ok else f"numba JIT ran a function but returned {got}, not [1, 3, 5, 7]",

@@ -142,7 +142,7 @@ def as_dtype(x: Any, context: str | None = None) -> DType:
         return d
     try:
         npd = np.dtype(x)
-    except TypeError:
+    except Exception:      # noqa: BLE001 - np.dtype raises TypeError, ValueError, SyntaxError, ...
         raise _reject(repr(x), context) from None
     d = from_numpy(npd)
     if d is None:
@@ -274,4 +274,19 @@ def quant_scale(scale: float) -> int:
     """The u64 quantisation word for the fixpipe (TSTORE/TMOV/TEXTRACT/TINSERT preQuantScalar, and
     each element of a Scaling tile) that multiplies by ``scale``: the float32's bits in the low
     32 bits (pypto's reading of the hardware-defined format; docs/isa-reference.md, TSTORE)."""
-    return int(np.array([scale], np.float32).view(np.uint32)[0])
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise DTypeError(f"quant_scale({scale!r}): the scale is a number, not {type(scale).__name__}",
+                         rule="the quantisation word holds one float32 multiplier",
+                         fix="pass a float, e.g. pypto.quant_scale(0.5)")
+    try:
+        wide = float(scale)
+        huge = False
+    except OverflowError:                        # an int beyond float64
+        wide, huge = 0.0, True
+    with np.errstate(over="ignore"):
+        word = np.array([wide], np.float64).astype(np.float32)
+    if huge or (np.isinf(word[0]) and np.isfinite(wide)):
+        raise DTypeError(f"quant_scale({scale!r}): the scale overflows float32",
+                         rule="the quantisation word holds one float32 multiplier",
+                         fix="pass a scale within float32's range (|scale| < 3.4e38)")
+    return int(word.view(np.uint32)[0])

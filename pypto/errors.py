@@ -68,6 +68,10 @@ class ConfigError(PtoError):
     """A PYPTO_* environment variable (or option) holds a value pypto does not accept."""
 
 
+class ArgumentError(PtoError, TypeError):
+    """A public function or method was called with missing, extra or unknown arguments."""
+
+
 # -- instructions at the seed level -----------------------------------------------------------
 class InsnNotFoundError(PtoError):
     """load_insn() was given a name that is not loaded."""

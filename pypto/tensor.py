@@ -19,6 +19,7 @@ _CAST_RULE = "pypto.Tensor never rounds, wraps or overflows values silently when
 _DATA_RULE = "tensor data is a rectangular array of numbers (nested lists, a number, or a numpy array)"
 _SHAPE_RULE = ("a shape is a non-negative integer or a sequence of them (Python int or numpy "
                "integer; not float or bool)")
+_MAX_DIM = 2 ** 31 - 1                      # pto::Shape holds int dimensions
 _INT_LIMITS = (-2 ** 63, 2 ** 64 - 1)       # what the widest PTO integer types (int64, uint64) hold
 _INT_TYPES = (D.int8, D.uint8, D.int16, D.uint16, D.int32, D.uint32, D.int64, D.uint64)
 
@@ -55,6 +56,27 @@ def _int_range_error(value: int, dt: D.DType, lo: int, hi: int) -> DTypeError:
                       f"{info.min}..{info.max}", rule=_CAST_RULE, fix=_int_type_for(lo, hi))
 
 
+def _as_array(data: Any, context: str, fix: str) -> np.ndarray:
+    """np.asarray of user data, its failures (ragged lists, undecodable bytes, ...) a ShapeError."""
+    try:
+        return np.asarray(data)
+    except (ValueError, TypeError, OverflowError) as e:     # UnicodeDecodeError is a ValueError
+        raise ShapeError(f"{context}: cannot make an array of {type(data).__name__}: {e}",
+                         rule=_DATA_RULE, fix=fix) from None
+
+
+def _not_numeric(arr: np.ndarray) -> DTypeError:
+    """The error for host data that is not numbers: complex, text, bytes, dates, records."""
+    what = {"c": "complex numbers", "U": "text", "S": "bytes", "M": "dates", "m": "time deltas"
+            }.get(arr.dtype.kind, f"{arr.dtype} data")
+    head = f"{what} ({arr.flat[0].item()!r}, ...)" if arr.size and arr.dtype.kind in "cUSMm" else what
+    return DTypeError(f"pypto.Tensor: {head} cannot become a PTO tensor",
+                      rule=f"tensor data is numeric (no value is dropped or parsed on the way); PTO "
+                           f"element types are: {D.LEGAL_NAMES}",
+                      fix="pass ints or floats (for complex data, the real and imaginary parts "
+                          "as two tensors)")
+
+
 def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
     """src converted to dt, refusing casts that would silently change values: fractions into
     integer types, integers out of range, finite floats overflowing to inf."""
@@ -63,7 +85,11 @@ def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
     if src.dtype == out.dtype or src.size == 0:
         return out
     kind = src.dtype.kind
-    if dt.is_int and kind in "fc":
+    if kind == "V":                      # bfloat16 and the fp8 types (ml_dtypes): checked as floats
+        src, kind = src.astype(np.float64), "f"
+    if kind in "cUSMmOV":
+        raise _not_numeric(src)
+    if dt.is_int and kind == "f":
         bad = ~np.isfinite(src) | (src != np.trunc(src))
         if bad.any():
             raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} is not an integer, so it does "
@@ -80,12 +106,21 @@ def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
             raise DTypeError(f"pypto.Tensor: value {value!r} is outside {dt.name}'s range "
                              f"{info.min}..{info.max}", rule=_CAST_RULE,
                              fix="choose a wider dtype, or scale the data")
-    if dt.is_float and kind in "iuf":
+    if dt.is_float and kind in "iufb":
         with np.errstate(all="ignore"):
-            bad = np.isinf(out.astype(np.float32)) & np.isfinite(src.astype(np.float64))
+            wide, orig = out.astype(np.float32), src.astype(np.float64)
+            bad = (np.isinf(wide) & np.isfinite(orig)) | (np.isnan(wide) & ~np.isnan(orig))
         if bad.any():
-            raise DTypeError(f"pypto.Tensor: value {src[bad].flat[0].item()!r} overflows {dt.name}",
-                             rule=_CAST_RULE,
+            value = src[bad].flat[0].item()
+            if math.isinf(value):
+                raise DTypeError(f"pypto.Tensor: value {value!r} has no {dt.name} encoding",
+                                 rule=f"{dt.name} has no infinity (an infinite value would become NaN)",
+                                 fix="clip the data to the type's range first, or use float16/float32")
+            if dt.name == "float8_e8m0" and value <= 0:
+                raise DTypeError(f"pypto.Tensor: value {value!r} has no float8_e8m0 encoding",
+                                 rule="float8_e8m0 (an MX scale) holds positive powers of two only: "
+                                      "no zero, no sign", fix="pass positive scales, e.g. 2.0 ** k")
+            raise DTypeError(f"pypto.Tensor: value {value!r} overflows {dt.name}", rule=_CAST_RULE,
                              fix="scale the data or choose a wider dtype (float32)")
     return out
 
@@ -146,28 +181,22 @@ def _host_array(data: Any, dtype: D.DType | None) -> tuple[np.ndarray, D.DType]:
     if isinstance(data, np.generic) and D.from_numpy(data.dtype) is not None:
         data = np.asarray(data)          # a numpy scalar of a PTO type keeps it, as arrays do
     if isinstance(data, np.ndarray) and data.dtype != object:
+        if data.dtype.kind not in "iufb" and D.from_numpy(data.dtype) is None:
+            raise _not_numeric(data)
         if dtype is None:
             dt = D.for_host_array(data, context="pypto.Tensor")
             return _c_order(data), dt
         return _c_order(_checked_cast(data, dtype)), dtype
-    try:
-        arr = np.asarray(data)
-    except (ValueError, TypeError, OverflowError) as e:
-        raise ShapeError(f"pypto.Tensor: cannot make an array of {type(data).__name__}: {e}",
-                         rule=_DATA_RULE,
-                         fix="pass a rectangular nested list (equal-length rows) or a numpy array") from None
-    if arr.dtype == object or (arr.dtype.kind == "f" and arr.size and not isinstance(data, np.ndarray)
-                               and not np.isnan(arr).any() and np.abs(arr).max() >= 2.0 ** 63):
+    arr = _as_array(data, "pypto.Tensor",
+                    "pass a rectangular nested list (equal-length rows) or a numpy array")
+    with np.errstate(all="ignore"):
+        huge = (arr.dtype.kind == "f" and arr.size and not isinstance(data, np.ndarray)
+                and not np.isnan(arr).any() and np.abs(arr).max() >= 2.0 ** 63)
+    if arr.dtype == object or huge:
         # numpy keeps huge integers as objects, or turns ints it cannot hold in int64 into float64
         return _from_objects(np.asarray(data, dtype=object) if arr.dtype != object else arr, dtype)
     if arr.dtype.kind not in "iufb":
-        what = {"c": "complex numbers", "U": "text", "S": "bytes", "M": "dates", "m": "time deltas"
-                }.get(arr.dtype.kind, f"{arr.dtype} data")
-        raise DTypeError(f"pypto.Tensor: {what} ({arr.flat[0].item()!r}, ...) cannot become a PTO tensor"
-                         if arr.size else f"pypto.Tensor: {what} cannot become a PTO tensor",
-                         rule=f"tensor data is numeric; PTO element types are: {D.LEGAL_NAMES}",
-                         fix="pass ints or floats (for complex data, the real and imaginary parts "
-                             "as two tensors)")
+        raise _not_numeric(arr)
     if dtype is None:
         if arr.dtype.kind == "f":
             dtype = D.float32
@@ -188,6 +217,9 @@ def _shape_tuple(shape: Any, context: str) -> tuple[int, ...]:
     elif isinstance(shape, (str, bytes)):
         raise ShapeError(f"{context}: shape {shape!r} is a string", rule=_SHAPE_RULE,
                          fix=f"pass integers, e.g. {context}((2, 3))")
+    elif isinstance(shape, (dict, set, frozenset)):
+        raise ShapeError(f"{context}: shape {shape!r} is a {type(shape).__name__}, not a sequence",
+                         rule=_SHAPE_RULE, fix=f"pass a tuple of ints, e.g. {context}((2, 3))")
     else:
         try:
             dims = tuple(shape)
@@ -204,6 +236,10 @@ def _shape_tuple(shape: Any, context: str) -> tuple[int, ...]:
         if d < 0:
             raise ShapeError(f"{context}: negative dimension {int(d)} in shape {shape!r}",
                              rule=_SHAPE_RULE, fix="every dimension must be 0 or more")
+        if d > _MAX_DIM:
+            raise ShapeError(f"{context}: dimension {_num(int(d))} of shape {shape!r:.80} is too large",
+                             rule=f"a PTO shape's dimensions are 32-bit ints: at most {_MAX_DIM}",
+                             fix="split the tensor, or use more dimensions")
         out.append(int(d))
     return tuple(out)
 
@@ -298,7 +334,8 @@ class Tensor:
     def copy_from(self, arr: np.ndarray) -> None:
         """Copy a host array of the same shape and dtype into this tensor (H2D)."""
         self._check_live("Tensor.copy_from()")
-        arr = np.asarray(arr)
+        arr = _as_array(arr, "copy_from", f"pass a numpy array of shape {self._shape} and dtype "
+                        f"pypto.{self._dtype.name}.np")
         rule = "copy_from() copies a host array of exactly the tensor's shape and dtype"
         if arr.dtype != self._dtype.np:
             raise DTypeMismatchError(
@@ -378,4 +415,4 @@ def zeros(shape: int | Sequence[int], dtype: Any = D.float32) -> Tensor:
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """Device copy of a numpy array, keeping its dtype."""
-    return Tensor(np.asarray(arr))
+    return Tensor(_as_array(arr, "pypto.from_numpy", "pass a numpy array of a PTO element type"))

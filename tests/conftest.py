@@ -16,10 +16,15 @@ modules of this directory (ISA table, float bits) are not affected.
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 import pypto
 from pypto.backends.sim.options import ENV_VARS, reload_env
 from pypto.testing import finalize_quietly
+
+
+# `make fuzz`: every fuzz test (tests/test_fuzz_*.py) with 10,000 examples instead of its quick budget
+settings.register_profile("fuzz", max_examples=10_000, deadline=None)
 
 
 class _Env:

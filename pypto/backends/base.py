@@ -224,3 +224,17 @@ class Program:
     kernel: Any
     backend: str
     artifact: Any = None
+
+
+class ProgramCache:
+    """One backend instance's compiled programs, kept on each kernel (Kernel.programs) so that a
+    kernel no longer used takes its programs with it; `variant` tells compilations apart."""
+
+    def __init__(self) -> None:
+        self._token = object()          # unique to this backend instance, never reused
+
+    def get(self, kernel: Any, variant: Any = None) -> "Program | None":
+        return kernel.programs.get((self._token, variant))
+
+    def put(self, kernel: Any, variant: Any, program: "Program") -> None:
+        kernel.programs[(self._token, variant)] = program

@@ -55,7 +55,14 @@ def load_custom_insn(path: str | Path, replace: bool = False) -> list[str]:
                        rule="load_custom_insn takes the path of an .idl file or a generated .so",
                        fix="pass a string path")
     p = Path(path)
-    if not p.exists():
+    try:
+        found = p.exists()
+    except (OSError, ValueError) as e:               # a name too long, a NUL byte
+        raise IdlError(f"load_custom_insn: {str(path)[:80]!r} is not a usable path: {e.__class__.__name__}",
+                       file="<argument>", line=1, column=1,
+                       rule="load_custom_insn reads an .idl file or a library built from pypto codegen",
+                       fix="pass the path of an existing file") from None
+    if not found:
         raise IdlError(f"load_custom_insn: {path} does not exist", file=str(path), line=1, column=1,
                        rule="load_custom_insn reads an .idl file or a library built from pypto codegen",
                        fix="check the path (relative paths are from the current directory)")

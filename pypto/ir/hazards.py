@@ -570,11 +570,12 @@ def enforce(k: Kernel, soc, checks: str) -> None:
     if found is None:
         import warnings
 
+        from ..calls import user_stacklevel
         from ..errors import HazardWarning
         found = k.findings[checks] = check(k, soc, strict=checks == "strict")
         for f in found:
             if f.severity != "error":
-                warnings.warn(HazardWarning(f"{k.name}: {f.message} ({f.fix})"), stacklevel=4)
+                warnings.warn(HazardWarning(f"{k.name}: {f.message} ({f.fix})"), stacklevel=user_stacklevel())
     bad = errors(found)
     if bad:
         raise bad[0].error()

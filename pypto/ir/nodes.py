@@ -479,6 +479,8 @@ class Kernel:
     source: str = ""              # qualified name / file of the Python function
     share_tiles: bool = False     # placement may give tiles with disjoint lifetimes the same bytes
     findings: dict | None = None  # checking level -> the hazard checker's findings (ir/hazards.py)
+    # what backends compiled from this kernel (opaque to the IR), so it lives and dies with it
+    programs: dict = field(default_factory=dict, repr=False)
 
     @property
     def tensor_params(self) -> list[TensorParam]:

@@ -73,10 +73,12 @@ PROFILES: dict[str, SocProfile] = {p.name: p for p in (A2A3, A5)}
 ALIASES = {"a2": "a2a3", "a3": "a2a3", "910b": "a2a3", "910c": "a2a3", "ascend910b": "a2a3",
            "950": "a5", "ascend950": "a5"}
 DEFAULT_SOC = "a2a3"
+# The most blocks one launch may start (the runtime's blockDim limit, the same on every SoC).
+MAX_BLOCK_DIM = 65535
 
 
 def get_profile(name: str | None) -> SocProfile:
-    key = (name or DEFAULT_SOC).lower()
+    key = (name or DEFAULT_SOC).lower() if name is None or isinstance(name, str) else None
     key = ALIASES.get(key, key)
     try:
         return PROFILES[key]

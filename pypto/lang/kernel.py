@@ -26,6 +26,7 @@ from ..errors import HostMemoryError, KernelError, TraceError
 from ..ir import hazards, passes
 from ..ir.nodes import Kernel, ScalarParam, TensorParam, Var
 from ..ir.printer import explain_kernel, print_kernel
+from ..isa.soc import MAX_BLOCK_DIM
 from .builder import activate
 from .semantic import py_scalar
 from .tile import GmTensor
@@ -85,10 +86,13 @@ class KernelFunction:
     def __getitem__(self, block_dim: int) -> Callable[..., None]:
         if isinstance(block_dim, np.integer):
             block_dim = int(block_dim)
-        if isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1:
-            raise KernelError(f"{self.name}[{block_dim!r}]: block_dim must be a positive int",
-                              rule="kern[block_dim](*args) runs block_dim copies of the kernel",
-                              fix=f"launch with {self.name}[1](...) or more blocks")
+        if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= MAX_BLOCK_DIM:
+            raise KernelError(f"{self.name}[{block_dim!r}]: block_dim must be an int from 1 to "
+                              f"{MAX_BLOCK_DIM}",
+                              rule=f"kern[block_dim](*args) runs block_dim copies of the kernel; one "
+                                   f"launch starts at most {MAX_BLOCK_DIM} blocks (the runtime's limit)",
+                              fix=f"launch with {self.name}[1](...) or more blocks, and loop inside "
+                                  "the kernel (pto.range) for more work per block")
         return functools.partial(self._launch, block_dim)
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
@@ -336,7 +340,11 @@ def kernel(fn: Callable | None = None, *, mode: str | None = None, dynamic_shape
     SimOptions.checks), e.g. "off" for a kernel that reads one tile's bytes through another on
     purpose."""
     if fn is None:
-        return lambda f: KernelFunction(f, mode, dynamic_shapes, checks)
+        return lambda f: kernel(f, mode=mode, dynamic_shapes=dynamic_shapes, checks=checks)
+    if not inspect.isfunction(fn):
+        raise KernelError(f"@pypto.kernel applied to {type(fn).__name__} {fn!r:.60}",
+                          rule="a kernel is a Python function whose body calls pto instructions",
+                          fix="decorate a def: @pypto.kernel above `def my_kernel(x, y): ...`")
     return KernelFunction(fn, mode, dynamic_shapes, checks)
 
 

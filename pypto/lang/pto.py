@@ -15,6 +15,7 @@ from ..isa import TABLE as _TABLE
 from ..isa.schema import LAYOUT_ORDERS as _LAYOUT_ORDERS, PIPES as _PIPES, TILE_ALIASES as _TILE_ALIASES
 from . import builder as _B
 from . import semantic as _S
+from ..calls import guard_class, guard_namespace
 from .tile import GmTensor, Tile
 
 # -- locations, layouts, pads ---------------------------------------------------------------------
@@ -289,4 +290,6 @@ for _name in _TABLE:
         globals()[_name] = _make(_name)
 del _name
 
-__all__ = [n for n in globals() if not n.startswith("_")]
+__all__ = [n for n in globals() if not n.startswith("_") and n not in ("guard_class", "guard_namespace")]
+guard_class(Tile)
+guard_namespace(globals(), __all__)

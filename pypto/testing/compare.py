@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import PtoError
+from ..errors import ArgumentError, DTypeError, PtoError
 
 ULP = {8: 4, 4: 4, 2: 2, 1: 1}          # default ULP slack by float width in bytes
 SHOWN = 5                               # mismatching elements listed in the report
@@ -40,12 +40,17 @@ def assert_close(actual: Any, expected: Any, *, dtype: Any = None, ulp: int | No
     """Raise MismatchError unless ``actual`` matches ``expected`` at the tolerance of ``dtype``
     (default: the actual side's). Either side may be a numpy array or scalar, a pypto.Tensor, a
     torch tensor or a nested list. Returns the report (element count, worst errors) on success."""
+    _check_tolerances(ulp=ulp, rtol=rtol, atol=atol, equal_nan=equal_nan)
     a, e = _array(actual, "actual"), _array(expected, "expected")
-    if "c" in (a.dtype.kind, e.dtype.kind) or "O" in (a.dtype.kind, e.dtype.kind):
+    if not (_real(a.dtype) and _real(e.dtype)):
         raise MismatchError(f"{what or 'assert_close'}: {a.dtype} vs {e.dtype}: not real numbers",
                             rule="assert_close compares real numbers element by element",
                             fix="compare the real and imaginary parts (or the fields) separately")
     dt = _dtype(dtype if dtype is not None else a.dtype)
+    if not _real(dt):
+        raise DTypeError(f"assert_close: dtype {dtype!r} is not a real number type",
+                           rule="the tolerance is counted in the units of a real number type",
+                           fix="pass dtype=pypto.float32 (or another PTO or numpy number type)")
     if a.shape != e.shape:
         raise MismatchError(f"{what or 'assert_close'}: shapes differ: actual {a.shape}, expected {e.shape}",
                             rule="assert_close compares element by element",
@@ -64,6 +69,31 @@ def assert_close(actual: Any, expected: Any, *, dtype: Any = None, ulp: int | No
 
 # -- conversions ----------------------------------------------------------------------------------
 
+def _real(dt: np.dtype) -> bool:
+    """Booleans, integers and real floats (numpy's or ml_dtypes' bfloat16 / fp8)."""
+    return dt.kind in "biuf" or (dt.kind == "V" and dt.names is None and D.from_numpy(dt) is not None)
+
+
+def _check_tolerances(**given: Any) -> None:
+    for name, v in given.items():
+        if v is None:
+            continue
+        if name == "equal_nan":
+            good = isinstance(v, (bool, np.bool_))
+            want = "True or False"
+        elif name == "ulp":
+            good = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+            want = "a whole number >= 0"
+        else:
+            good = (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                    and v >= 0)                  # NaN fails v >= 0
+            want = "a number >= 0"
+        if not good:
+            raise ArgumentError(f"assert_close: {name}={v!r} is not {want}",
+                                rule="the tolerances are non-negative numbers (ulp a whole number)",
+                                fix=f"pass {name}= as {want}, or leave it out for the dtype's default")
+
+
 def _array(x: Any, side: str) -> np.ndarray:
     from ..tensor import Tensor
     if isinstance(x, Tensor):
@@ -77,7 +107,7 @@ def _array(x: Any, side: str) -> np.ndarray:
         return t.numpy()
     try:
         return np.asarray(x)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise MismatchError(f"assert_close: the {side} side ({type(x).__name__}) is not an array: {err}",
                             rule="assert_close takes numpy arrays, pypto.Tensors, torch tensors, "
                                  "numbers and nested lists",
@@ -89,15 +119,18 @@ def _dtype(dtype: Any) -> np.dtype:
         return np.dtype(dtype.np)
     try:
         return np.dtype(dtype)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - np.dtype raises TypeError, ValueError, SyntaxError, ...
         return np.dtype(D.as_dtype(dtype, context="assert_close dtype").np)
 
 
 def _ordered(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     """The dtype's bit patterns as integers that order like the values (for ULP distances)."""
-    bits = np.ascontiguousarray(x.astype(dt)).view(f"u{dt.itemsize}").astype(np.int64)
-    sign = np.int64(1) << (8 * dt.itemsize - 1)
-    return np.where(bits & sign, -(bits & (sign - 1)), bits)
+    nbits = 8 * dt.itemsize
+    with np.errstate(over="ignore", invalid="ignore"):
+        bits = np.ascontiguousarray(x.astype(dt)).view(f"u{dt.itemsize}").astype(np.int64)
+    magnitude = np.int64((1 << (nbits - 1)) - 1)
+    negative = bits < 0 if nbits == 64 else (bits >> (nbits - 1)) & 1 == 1   # 64 bits: wrapped
+    return np.where(negative, -(bits & magnitude), bits)
 
 
 # -- the comparison ---------------------------------------------------------------------------------

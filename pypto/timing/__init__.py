@@ -126,6 +126,10 @@ def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
     out on the SoC's pipes. ``events`` caps the events recorded per worker thread; ``params``
     overrides cost-model parameters by name (see pypto.isa.costs)."""
     session = runtime.current()
+    if not callable(getattr(kern, "trace_for", None)):
+        raise TimelineError(f"pypto.timeline({kern!r:.60}, ...): not a kernel",
+                            rule="pypto.timeline lays out one launch of a @pypto.kernel function",
+                            fix="pass the decorated kernel and its arguments: pypto.timeline(k, x, y)")
     backend = session.backend
     recording = getattr(backend, "recording", None)
     if recording is None:

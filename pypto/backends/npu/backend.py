@@ -20,7 +20,7 @@ from ...dtypes import ALL as ALL_DTYPES
 from ...errors import AclError, NotSimulatedError, NpuLaunchError
 from ...ir.nodes import Kernel
 from .. import errcodes as EC
-from ..base import Backend, BufferArg, DeviceBuffer, Program
+from ..base import Backend, BufferArg, DeviceBuffer, Program, ProgramCache
 from ..faults import fault
 from . import abi, build
 from .emit import core_kind, emit_with_sites
@@ -65,7 +65,7 @@ class NpuBackend(Backend):
         self.toolchain = toolchain
         self.cache_dir = Path(cache_dir) if cache_dir else build.default_cache_dir()
         self.max_blocks = max_blocks          # core kind -> cores; None: any block count (CPU)
-        self._programs: dict[int, Program] = {}
+        self._programs = ProgramCache()
         self._lock = threading.RLock()
         self.rt.init()
         self.rt.set_device(device)
@@ -96,12 +96,12 @@ class NpuBackend(Backend):
         return emit_with_sites(kernel, self.soc, header=f" {__version__}")
 
     def compile(self, kernel: Kernel, target: str | None = None) -> Program:
-        prog = self._programs.get(id(kernel))
-        if prog is not None and prog.kernel is kernel:
+        prog = self._programs.get(kernel)
+        if prog is not None:
             return prog
         with self._lock:
-            prog = self._programs.get(id(kernel))
-            if prog is not None and prog.kernel is kernel:
+            prog = self._programs.get(kernel)
+            if prog is not None:
                 return prog
             _check_types(kernel, self.target_kind)
             core = core_kind(kernel)
@@ -121,7 +121,7 @@ class NpuBackend(Backend):
             fn.argtypes = abi.argtypes(args)
             fn.restype = None
             prog = Program(kernel, self.name, artifact=Launchable(fn, args, Path(so), core, sites))
-            self._programs[id(kernel)] = prog
+            self._programs.put(kernel, None, prog)
             return prog
 
     def launch(self, program: Program, buffers: Sequence[BufferArg], grid: int,

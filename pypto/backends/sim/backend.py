@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import PtoError
 from ...ir import effects, passes
 from ...ir.nodes import Kernel, TensorParam
-from ..base import Backend, BufferArg, DeviceBuffer, Program
+from ..base import Backend, BufferArg, DeviceBuffer, Program, ProgramCache
 from . import codegen
 from .blas import share_cores
 from . import compile as C
@@ -98,7 +98,7 @@ class SimBackend(Backend):
             self.heap = SimAllocator(self.gm_capacity, soc.gm_align)
         self._gm_base = base
         self.onchip = OnChipPool(soc, self.options.uninit_byte)
-        self._programs: dict[int, Program] = {}
+        self._programs = ProgramCache()
         self._lock = threading.RLock()
         self._pool: ThreadPoolExecutor | None = None
         self._views: dict[int, dict] = {}      # addr -> {(shape, dtype): typed view}, until freed
@@ -143,20 +143,20 @@ class SimBackend(Backend):
     def compile(self, kernel: Kernel, target: str | None = None) -> Program:
         """Generate and load the kernel's numba module (NotSimulatedError names any instruction
         the simulator cannot run). One program per kernel object."""
-        key = (id(kernel), self.options.events > 0)   # recording events is a different module
-        prog = self._programs.get(key)
-        if prog is not None and prog.kernel is kernel:
+        events = self.options.events > 0          # recording events is a different module
+        prog = self._programs.get(kernel, events)
+        if prog is not None:
             return prog
         with self._lock:
-            prog = self._programs.get(key)
-            if prog is not None and prog.kernel is kernel:
+            prog = self._programs.get(kernel, events)
+            if prog is not None:
                 return prog
             passes.run(kernel, self.soc)
-            gen = codegen.generate(kernel, self.soc, self.options.cache_dir, key[1])
+            gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), key[1],
+            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), events,
                                                         effects.uses_world(kernel)))
-            self._programs[key] = prog
+            self._programs.put(kernel, events, prog)
             return prog
 
     def _gm(self, b: BufferArg) -> np.ndarray:

@@ -48,12 +48,13 @@ def _unit_fingerprint(name: str, seen: set[str]) -> str:
     path = os.path.join(_UNITS, name + ".py")
     if not os.path.exists(path):
         return ""
-    h = _unit_hashes.get(path)
-    if h is None:
+    known = _unit_hashes.get(path)
+    if known is None:
         with open(path, "rb") as fh:
             text = fh.read()
-        h = _unit_hashes[path] = hashlib.sha256(text).hexdigest()
-    deps = sorted(set(_UNIT_RE.findall(open(path, encoding="utf-8").read())))
+        known = _unit_hashes[path] = (hashlib.sha256(text).hexdigest(),
+                                      sorted(set(_UNIT_RE.findall(text.decode("utf-8")))))
+    h, deps = known
     return h + "".join(_unit_fingerprint(d, seen) for d in deps)
 
 
@@ -115,6 +116,42 @@ class _GcPausedWhileCompiling(event.Listener):
 event.register("numba:compile", _GcPausedWhileCompiling())
 
 
+def _damaged_entries_are_misses() -> None:
+    """numba's on-disk cache raises on a truncated or garbled index or data file (a disk that
+    filled up, a process killed mid-write, a user's edit); pypto treats such an entry as a miss,
+    so the function is compiled again and the entry rewritten."""
+    from numba.core.caching import IndexDataCacheFile as F
+    if getattr(F, "_pypto_tolerant", False):
+        return
+    load_index, load = F._load_index, F.load
+
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except Exception:  # noqa: BLE001 - any damage: an empty index, rewritten on save
+            return {}
+
+    def _load(self, key):
+        try:
+            return load(self, key)
+        except Exception:  # noqa: BLE001 - a data file that does not unpickle: compile again
+            return None
+
+    F._load_index, F.load, F._pypto_tolerant = _load_index, _load, True
+
+
+_damaged_entries_are_misses()
+
+
+def _holds(path: str, source: str) -> bool:
+    """Whether the cached module file is there and holds exactly this source."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read() == source
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def load_module(source: str, cache_dir: str, prefix: str):
     """Import generated source as a real module file in cache_dir (written once, atomically;
     source that does not even parse is a pypto bug and never reaches the cache)."""
@@ -135,7 +172,7 @@ def load_module(source: str, cache_dir: str, prefix: str):
         try:
             os.makedirs(cache_dir, exist_ok=True)
             path = os.path.join(cache_dir, name + ".py")
-            if not os.path.exists(path):
+            if not _holds(path, source):           # missing, or damaged since it was written
                 fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
                 with os.fdopen(fd, "w") as f:
                     f.write(source)

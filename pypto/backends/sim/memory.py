@@ -95,9 +95,26 @@ class SimAllocator:
             self.free_list[i - 1] = (a, s + self.free_list[i - 1][1])
 
 
+_CHECKED_FROM = 64 << 20          # allocations this large are checked against the host's free RAM
+
+
+def _available_host_bytes() -> float:
+    """RAM the host can still give (Linux's MemAvailable); unknown elsewhere: no limit."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("inf")
+
+
 def host_array(nbytes: int) -> np.ndarray:
     """64-byte aligned host bytes backing one device allocation; HostBackingError if the host
     cannot provide them."""
+    if nbytes >= _CHECKED_FROM and nbytes > _available_host_bytes():
+        raise host_backing_error(nbytes)  # numpy would succeed, and the first touch kill the process
     try:
         raw = np.empty(nbytes + 64, np.uint8)
     except MemoryError:

@@ -1,0 +1,201 @@
+"""Regression tests for the defects the reliability issue lists and the fuzzers found, one test per
+defect. Each failed on the code before its fix (commit c5a0323): a raw Python or numpy exception,
+a silent lossy conversion, a process killed, a leak or a crash on a damaged cache.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pypto
+from pypto import errors as E
+from pypto import pto
+
+pytestmark = pytest.mark.usefixtures("session")
+
+
+def raises(exc_type, fn, *args, **kwargs):
+    with pytest.raises(exc_type) as ei:
+        fn(*args, **kwargs)
+    assert isinstance(ei.value, pypto.PtoError)
+    assert "Rule:" in str(ei.value) and "Fix:" in str(ei.value)
+    return ei.value
+
+
+# -- the issue's four -------------------------------------------------------------------------------
+def test_zeros_of_none_and_of_text_dimensions():
+    raises(E.ShapeError, pypto.zeros, None, pypto.float32)
+    raises(E.ShapeError, pypto.zeros, ("x",), pypto.float32)
+
+
+def test_lists_holding_text_or_mixed_objects():
+    raises(E.DTypeError, pypto.Tensor, [1.0, "a"], dtype=pypto.float32)
+    raises(E.DTypeError, pypto.Tensor, np.array(["1.5", ""]), dtype=pypto.float32)   # no parsing
+    raises(E.ShapeError, pypto.Tensor, [1, None], dtype=pypto.int32)
+
+
+@pytest.mark.parametrize("dtype", [pypto.float32, pypto.int32, pypto.float16])
+def test_complex_data_is_refused_with_a_dtype_too(dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")             # numpy's ComplexWarning was all there was
+        e = raises(E.DTypeError, pypto.Tensor, np.array([1 + 2j], np.complex64), dtype=dtype)
+    assert "complex" in str(e)
+
+
+# -- found by the fuzzers -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype,value", [
+    (pypto.float8_e4m3, 1000.0),       # e4m3 has no infinity: overflow became NaN silently
+    (pypto.float8_e4m3, np.inf),
+    (pypto.float8_e8m0, 0.0),          # e8m0 holds positive powers of two: 0 and -1 became NaN
+    (pypto.float8_e8m0, -1.0),
+])
+def test_values_a_float8_type_cannot_hold_are_refused(dtype, value):
+    raises(E.DTypeError, pypto.Tensor, [value], dtype=dtype)
+    raises(E.DTypeError, pypto.Tensor, np.array([value], np.float32), dtype=dtype)
+
+
+def test_fractional_bfloat16_data_into_an_integer_type_is_refused():
+    raises(E.DTypeError, pypto.Tensor, np.array([1.5], ml_dtypes.bfloat16), dtype=pypto.int32)
+
+
+def test_float16_lists_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = pypto.Tensor([[np.array([0.0, 0.0], np.float16)]])
+    assert t.shape == (1, 1, 2)
+
+
+def test_from_numpy_and_copy_from_of_undecodable_bytes():
+    raises(E.ShapeError, pypto.from_numpy, [b"\xa4", "x"])
+    t = pypto.zeros((2,))
+    raises(E.ShapeError, t.copy_from, ("<", b"\xee"))
+    raises(E.ShapeError, pypto.from_numpy, [[1, 2], [3]])
+
+
+def test_dtype_strings_numpy_cannot_parse():
+    raises(E.DTypeError, pypto.zeros, (2,), b"01")        # np.dtype raised SyntaxError
+    raises(E.DTypeError, pypto.zeros, (2,), [("a",)])
+
+
+def test_quant_scale_of_non_numbers_and_overflow():
+    raises(E.DTypeError, pypto.quant_scale, "a")
+    raises(E.DTypeError, pypto.quant_scale, None)         # was NaN's bits
+    raises(E.DTypeError, pypto.quant_scale, 1e300)
+    raises(E.DTypeError, pypto.quant_scale, 10 ** 400)
+    assert pypto.quant_scale(0.5) == 0x3F000000
+
+
+def test_kernel_and_timeline_of_non_functions():
+    raises(E.KernelError, pypto.kernel, 3)
+    raises(E.TimelineError, pypto.timeline, 3)
+
+
+def test_init_with_a_soc_that_is_not_a_string():
+    raises(E.SocError, pypto.init, soc=[1])
+
+
+def test_load_custom_insn_on_a_path_too_long_for_the_os():
+    raises(E.IdlError, pypto.load_custom_insn, "a" * 5000)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: pypto.stats(1), lambda: pypto.load_insn("add", 3), lambda: pypto.list_insns(3),
+    lambda: pypto.finalize(1), lambda: pypto.zeros((2,)).copy_from(),
+    lambda: pypto.load_insn("add").execute(1), lambda: pypto.SimOptions(bogus=1),
+])
+def test_wrong_argument_counts_are_argument_errors(call):
+    e = raises(E.ArgumentError, call)
+    assert isinstance(e, TypeError)                       # `except TypeError` keeps working
+
+
+def test_dsl_keyword_errors_are_argument_errors():
+    @pypto.kernel(mode="eager")
+    def k(x):
+        t = pto.Tile(pto.Vec, pto.float32, (16, 16))
+        pto.TASSIGN(t, 0, bogus=1)
+
+    raises(E.ArgumentError, k, pypto.zeros((16, 16)))
+
+
+def test_a_launch_of_more_blocks_than_the_runtime_allows_is_refused_before_it_runs():
+    # kern[10**9] allocated per-block state until the kernel killed the process
+    code = ("import pypto\nfrom pypto import pto, errors\npypto.init()\n"
+            "@pypto.kernel\ndef k(x):\n    t = pto.Tile(pto.Vec, pto.float32, (16, 16))\n"
+            "    pto.TLOAD(t, x)\n    pto.TSTORE(x, t)\n"
+            "try:\n    k[10**9](pypto.zeros((16, 16)))\nexcept errors.KernelError as e:\n    print('refused')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "refused" in out.stdout, out.stderr[-2000:]
+
+
+def test_kernel_objects_made_per_launch_do_not_accumulate():
+    def make():
+        def body(x):
+            t = pto.Tile(pto.Vec, pto.float32, (16, 16))
+            pto.TLOAD(t, x)
+            pto.TADDS(t, t, 1.0)
+            pto.TSTORE(x, t)
+        return pypto.kernel(body)
+
+    x = pypto.zeros((16, 16))
+    for _ in range(5):
+        make()(x)
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(100):
+        make()(x)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 100          # each kept its traced IR: ~47 objects
+    assert (x.numpy() == 105).all()
+
+
+def test_the_unit_fingerprint_closes_its_files(tmp_path):
+    code = ("import warnings, numpy as np, pypto\nfrom pypto import pto\nwarnings.simplefilter('error')\n"
+            "pypto.init()\n@pypto.kernel\ndef k(x):\n    t = pto.Tile(pto.Vec, pto.float32, (16, 16))\n"
+            "    pto.TLOAD(t, x)\n    pto.TEXP(t, t)\n    pto.TSTORE(x, t)\n"
+            "k(pypto.zeros((16, 16)))\nprint('ok')\n")
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), PYTHONWARNINGS="error::ResourceWarning")
+    out = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert "ResourceWarning" not in out.stderr, out.stderr[-2000:]
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("args,kw", [
+    ((["a"], ["a"]), {}),                                 # text was parsed as floats, then failed
+    ((np.array([b"\xdb"]), [1.0]), {}),
+    (([1.0], [1.0]), {"rtol": pypto.float32}),            # a dtype where a number belongs
+    (([1.0], [1.0]), {"ulp": -1}),
+    (([1.0], [1.0]), {"dtype": np.dtype("U3")}),
+])
+def test_assert_close_on_arguments_that_are_not_numbers(args, kw):
+    from pypto.testing import assert_close
+    raises(pypto.PtoError, assert_close, *args, **kw)
+
+
+def test_shapes_that_are_mappings_or_sets_or_too_large():
+    raises(E.ShapeError, pypto.zeros, {1: 2})             # was shape (1,): the dict's keys
+    raises(E.ShapeError, pypto.empty, {3})
+    raises(E.ShapeError, pypto.zeros, (0, 2 ** 61))       # was a raw ValueError from numpy in .numpy()
+    assert pypto.zeros((0, 2 ** 31 - 1)).numpy().shape == (0, 2 ** 31 - 1)
+
+
+def test_the_doctor_compiles_its_smoke_test_once_per_process(monkeypatch, capsys):
+    # each `pypto doctor` in one process compiled a new numba function (about 1 MB kept each)
+    import numba
+
+    from pypto import cli
+    cli.main(["doctor"])                      # imports (and their njit decorations) done
+    made = []
+    real = numba.njit
+    monkeypatch.setattr(numba, "njit", lambda *a, **k: made.append(1) or real(*a, **k))
+    cli._smoke_function.cache_clear()
+    for _ in range(3):
+        cli.main(["doctor"])
+    assert len(made) == 1

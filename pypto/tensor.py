@@ -19,7 +19,7 @@ _CAST_RULE = "pypto.Tensor never rounds, wraps or overflows values silently when
 _DATA_RULE = "tensor data is a rectangular array of numbers (nested lists, a number, or a numpy array)"
 _SHAPE_RULE = ("a shape is a non-negative integer or a sequence of them (Python int or numpy "
                "integer; not float or bool)")
-_MAX_DIM = 2 ** 31 - 1                      # pto::Shape holds int dimensions
+_MAX_BYTES = 2 ** 63 - 1                    # numpy's (and the GM heap's) byte counts are int64
 _INT_LIMITS = (-2 ** 63, 2 ** 64 - 1)       # what the widest PTO integer types (int64, uint64) hold
 _INT_TYPES = (D.int8, D.uint8, D.int16, D.uint16, D.int32, D.uint32, D.int64, D.uint64)
 
@@ -129,6 +129,9 @@ def _from_objects(obj: np.ndarray, dtype: D.DType | None) -> tuple[np.ndarray, D
     """Data numpy could only hold as Python objects (integers beyond 64 bits, non-numbers) or
     turned into float64 although every element is an integer: checked element by element."""
     vals = obj.ravel().tolist()
+    if not vals:                                     # no elements: nothing to convert
+        dt = dtype or D.float32
+        return np.zeros(obj.shape, dt.np), dt
     for v in vals:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise ShapeError(f"pypto.Tensor: element {v!r} ({type(v).__name__}) is not a number",
@@ -229,18 +232,18 @@ def _shape_tuple(shape: Any, context: str) -> tuple[int, ...]:
                              fix=f"pass a tuple of ints, e.g. {context}((2, 3))") from None
     out = []
     for d in dims:
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+        if isinstance(d, (bool, np.bool_, np.timedelta64)) or not isinstance(d, (int, np.integer)):
             raise ShapeError(f"{context}: dimension {d!r} ({type(d).__name__}) of shape {shape!r} "
                              "is not an integer", rule=_SHAPE_RULE,
                              fix="pass whole numbers; convert computed sizes with int() or use //")
         if d < 0:
             raise ShapeError(f"{context}: negative dimension {int(d)} in shape {shape!r}",
                              rule=_SHAPE_RULE, fix="every dimension must be 0 or more")
-        if d > _MAX_DIM:
-            raise ShapeError(f"{context}: dimension {_num(int(d))} of shape {shape!r:.80} is too large",
-                             rule=f"a PTO shape's dimensions are 32-bit ints: at most {_MAX_DIM}",
-                             fix="split the tensor, or use more dimensions")
         out.append(int(d))
+    if math.prod(d for d in out if d) * 8 > _MAX_BYTES:
+        raise ShapeError(f"{context}: shape {shape!r:.100} is too large for any array",
+                         rule="the dimensions' product (zeros left out) times the element size "
+                              "must fit a 64-bit byte count", fix="use smaller dimensions")
     return tuple(out)
 
 

@@ -131,6 +131,9 @@ def test_from_numpy(arr):
     if out.ok:
         got = out.value.numpy()
         want = np.asarray(arr)
+        if want.dtype == object:          # Python ints beyond int64 beside floats: as pypto.Tensor
+            _check_lossless(arr, out.value, None)
+            return
         assert got.dtype == want.dtype or out.value.dtype.coded
         assert got.tobytes() == np.ascontiguousarray(want).tobytes()
 

@@ -25,7 +25,7 @@ test: $(STAMP)
 test-full: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
 
-# The long fuzz run: every tests/test_fuzz_*.py test with 10,000 examples (about an hour on
+# The long fuzz run: every tests/test_fuzz_*.py test with 10,000 examples (about 10 minutes on
 # 2 cores); `make test` runs the same tests with a few hundred examples each.
 fuzz: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider --hypothesis-profile=fuzz \

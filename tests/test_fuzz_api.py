@@ -335,11 +335,17 @@ ENV_WORDS = {"PYPTO_BACKEND": ["sim", "npu", "SIM", "gpu", "", " sim"],
 
 @fuzz_settings(60)
 @given(env=st.fixed_dictionaries({}, optional={k: st.one_of(st.sampled_from(v), st.text(max_size=5))
-                                               for k, v in ENV_WORDS.items()}))
-def test_environment_variables(env, fresh, tmp_path_factory):
+                                               for k, v in ENV_WORDS.items()}),
+       cache=st.sampled_from(["fresh", "fresh", "a file", "/proc/no-such-dir", "", "relative/dir"]))
+def test_environment_variables(env, cache, fresh, tmp_path_factory, monkeypatch):
+    base = tmp_path_factory.getbasetemp()
     for var in ENV_VARS:
         fresh.delenv(var, raising=False)
-    fresh.setenv("PYPTO_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "fuzz-cache"))
+    if cache == "a file":
+        (base / "fuzz-cache-file").write_text("not a directory")
+    monkeypatch.chdir(base)
+    fresh.setenv("PYPTO_CACHE_DIR", {"fresh": str(base / "fuzz-cache"),
+                                     "a file": str(base / "fuzz-cache-file")}.get(cache, cache))
     for k, v in env.items():
         if "\x00" not in v:
             fresh.setenv(k, v)
@@ -349,6 +355,12 @@ def test_environment_variables(env, fresh, tmp_path_factory):
         if out.ok:
             a = pypto.Tensor([1.0, 2.0])
             assert (a.numpy() == [1.0, 2.0]).all()
+            b = pypto.zeros((2,))
+            insn = pypto.load_insn("add")
+            for i, v in enumerate((a, a, b)):
+                insn.set_operand(i, v)
+            if attempt(insn.execute).ok:          # compiles or loads through the cache directory
+                assert (b.numpy() == [2.0, 4.0]).all()
     finally:
         pypto.finalize() if pypto.is_initialized() else None
         reload_env()

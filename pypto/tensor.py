@@ -397,6 +397,21 @@ class Tensor:
     def __len__(self) -> int:
         return self._shape[0] if self._shape else 1
 
+    def _host_only(self, what: str, fix: str) -> HostMemoryError:
+        return HostMemoryError(
+            f"{what} a pypto.Tensor {self._dtype.name}{list(self._shape)}: it lives in device (GM) memory",
+            rule="host code sees device memory only through an explicit, counted copy", fix=fix)
+
+    def __getitem__(self, index: Any):
+        raise self._host_only("indexing", "copy it to the host first: tensor.numpy()[...] (inside a "
+                              "kernel, index the kernel's tensor argument)")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise self._host_only("assigning into", "copy a whole host array in: tensor.copy_from(arr)")
+
+    def __iter__(self):
+        raise self._host_only("iterating over", "copy it to the host first: tensor.numpy()")
+
 
 def empty(shape: int | Sequence[int], dtype: Any = D.float32) -> Tensor:
     """Uninitialised device tensor (the simulator fills it with its poison byte).

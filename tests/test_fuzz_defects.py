@@ -227,3 +227,11 @@ def test_assert_close_of_two_numbers_that_differ():
     with pytest.raises(MismatchError) as ei:            # was an IndexError building the report
         assert_close(1.0, False)
     assert ei.value.report["mismatches"] == 1
+
+
+def test_indexing_or_iterating_a_device_tensor_says_how_to_read_it():
+    t = pypto.Tensor([1.0, 2.0, 3.0])
+    raises(E.HostMemoryError, lambda: t[0])               # was a raw "not subscriptable" TypeError
+    raises(E.HostMemoryError, t.__setitem__, 0, 5.0)
+    raises(E.HostMemoryError, list, t)
+    assert t.numpy().tolist() == [1.0, 2.0, 3.0]

@@ -413,6 +413,35 @@ class Tensor:
         raise self._host_only("iterating over", "copy it to the host first: tensor.numpy()")
 
 
+# Arithmetic operators on a device tensor: host code cannot compute on GM memory. The error
+# names the instruction that does it on the device (the seed API), or the host copy.
+_OPERATORS = {"add": ("add", "+"), "sub": ("sub", "-"), "mul": ("mul", "*"), "truediv": ("div", "/"),
+              "matmul": ("matmul", "@"), "floordiv": (None, "//"), "mod": (None, "%"), "pow": (None, "**"),
+              "and": ("and", "&"), "or": ("or", "|"), "xor": ("xor", "^"), "lshift": ("shl", "<<"),
+              "rshift": ("shr", ">>"), "neg": ("neg", "-"), "abs": ("abs", "abs"), "pos": (None, "+"),
+              "invert": ("not", "~")}
+_UNARY = ("neg", "abs", "pos", "invert")
+
+
+def _operator(name: str, seed: str | None, symbol: str, unary: bool):
+    host = ("abs(a.numpy())" if symbol == "abs" else f"{symbol}a.numpy()") if unary else \
+        f"a.numpy() {symbol} b.numpy()"
+
+    def op(self: Tensor, *other: Any):
+        how = (f'run it on the device with pypto.load_insn("{seed}") (or a kernel), or ' if seed else "") + \
+            f"compute on host copies: {host}"
+        raise self._host_only(f"the operator {symbol} on", how)
+    op.__name__ = f"__{name}__"
+    return op
+
+
+for _name, (_seed, _symbol) in _OPERATORS.items():
+    setattr(Tensor, f"__{_name}__", _operator(_name, _seed, _symbol, _name in _UNARY))
+    if _name not in _UNARY:
+        for _side in ("r", "i"):
+            setattr(Tensor, f"__{_side}{_name}__", _operator(_side + _name, _seed, _symbol, False))
+
+
 def empty(shape: int | Sequence[int], dtype: Any = D.float32) -> Tensor:
     """Uninitialised device tensor (the simulator fills it with its poison byte).
     shape: an int or a sequence of ints (Python or numpy integers, each >= 0)."""

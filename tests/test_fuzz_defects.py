@@ -235,3 +235,12 @@ def test_indexing_or_iterating_a_device_tensor_says_how_to_read_it():
     raises(E.HostMemoryError, t.__setitem__, 0, 5.0)
     raises(E.HostMemoryError, list, t)
     assert t.numpy().tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("op", [lambda a: a + a, lambda a: 2 * a, lambda a: -a, lambda a: a @ a,
+                                lambda a: a ** 2, lambda a: abs(a)])
+def test_arithmetic_on_a_device_tensor_names_the_instruction_or_the_host_copy(op):
+    a = pypto.Tensor([1.0, 2.0])
+    e = raises(E.HostMemoryError, op, a)                  # was a raw "unsupported operand" TypeError
+    assert ".numpy()" in str(e)
+    assert {a} and a == a                                 # identity, hashing unchanged

@@ -374,3 +374,28 @@ def test_environment_variables(env, cache, fresh, tmp_path_factory, monkeypatch)
 def test_assert_close_on_anything(actual, expected, kw):
     from pypto.testing import assert_close
     attempt(assert_close, actual, expected, **kw)
+
+
+# -- timelines: pypto.timeline, kern.profile, Timeline.save / plot --------------------------------------
+@pypto.kernel
+def _copy_tile(x, y):
+    t = pypto.pto.Tile(pypto.pto.Vec, pypto.float32, (16, 64))
+    pypto.pto.TLOAD(t, x)
+    pypto.pto.TSTORE(y, t)
+
+
+@fuzz_settings(200)
+@given(which=st.sampled_from(["timeline", "profile", "save", "plot"]),
+       args=st.lists(scalars, max_size=3),
+       kw=st.dictionaries(st.sampled_from(["grid", "events", "params", "cores", "core", "path"]), scalars,
+                          max_size=2))
+def test_timeline_arguments(which, args, kw, tmp_path_factory, monkeypatch):
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())
+    x, y = pypto.zeros((16, 64)), pypto.zeros((16, 64))
+    if which == "timeline":
+        attempt(pypto.timeline, _copy_tile, x, y, *args[:0], **kw)
+    elif which == "profile":
+        attempt(_copy_tile.profile, x, y, **kw)
+    else:
+        tl = pypto.timeline(_copy_tile, x, y)
+        attempt(getattr(tl, which), *args, **kw)

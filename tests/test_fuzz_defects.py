@@ -244,3 +244,23 @@ def test_arithmetic_on_a_device_tensor_names_the_instruction_or_the_host_copy(op
     e = raises(E.HostMemoryError, op, a)                  # was a raw "unsupported operand" TypeError
     assert ".numpy()" in str(e)
     assert {a} and a == a                                 # identity, hashing unchanged
+
+
+def test_timeline_arguments_are_checked():
+    @pypto.kernel
+    def k(x, y):
+        t = pto.Tile(pto.Vec, pto.float32, (16, 64))
+        pto.TLOAD(t, x)
+        pto.TSTORE(y, t)
+
+    x, y = pypto.zeros((16, 64)), pypto.zeros((16, 64))
+    raises(E.TimelineError, pypto.timeline, k, x, y, params=3)      # was AttributeError: 'items'
+    raises(E.TimelineError, pypto.timeline, k, x, y, grid="2")      # was a raw ValueError
+    raises(E.TimelineError, pypto.timeline, k, x, y, events=10 ** 12)
+    raises(E.ArgumentError, k.profile, x, y, path="k.json")         # was a TypeError inside
+    tl = pypto.timeline(k, x, y)
+    raises(E.TimelineError, tl.save, None)                          # was a raw TypeError
+    raises(E.TimelineError, tl.save, "/no/such/dir/k.json")         # was FileNotFoundError
+    raises(E.TimelineError, tl.save, "k.json", cores=5)             # was IndexError
+    raises(E.TimelineError, tl.plot, 3)
+    raises(E.TimelineError, tl.plot, "k.png", core=7)

@@ -282,11 +282,13 @@ class KernelFunction:
         from ..backends import emit_cpp
         return emit_cpp(self.traced(*args), runtime.current().soc, guards=guards)
 
-    def profile(self, *args: Any, grid: int = 1, **options: Any):
+    def profile(self, *args: Any, grid: int = 1, events: int | None = None,
+                params: dict[str, float] | None = None):
         """pypto.timeline(self, *args, grid=grid): run on the simulator and lay the launch out on
         the SoC's pipes (cycles, per-pipe busy ratios, a Chrome trace with .save)."""
         from ..timing import timeline
-        return timeline(self, *args, grid=grid, **options)
+        extra = {} if events is None else {"events": events}
+        return timeline(self, *args, grid=grid, params=params, **extra)
 
     def explain(self, *args: Any) -> str:
         """The kernel's IR for these arguments with every tile's space, address range and live

@@ -10,12 +10,18 @@ recorded and nothing is priced.
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .. import runtime
 from ..errors import TimelineError
 from ..isa.costs import cost_table
+from ..isa.soc import MAX_BLOCK_DIM
+from ..backends.sim.options import MAX_EVENTS
 from ..tensor import Tensor
 from .schedule import LANE_NAMES, LANES, CoreRun, Slice, busy_cycles, schedule
 from .trace import chrome_trace, plot
@@ -87,7 +93,28 @@ class Timeline:
         if cores is None:                 # ~150 bytes per event: big launches keep core 0
             total = sum(len(r.slices) for r in self.runs)
             cores = range(len(self.runs)) if total <= MAX_TRACE_SLICES else [0]
-        return [self.runs[c] for c in cores]
+        if isinstance(cores, (int, np.integer)) and not isinstance(cores, bool):
+            cores = [cores]
+        try:
+            picked = list(cores)
+        except TypeError:
+            picked = [cores]
+        for c in picked:
+            self._check_core(c, "cores")
+        return [self.runs[c] for c in picked]
+
+    def _check_core(self, c: Any, what: str) -> None:
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < len(self.runs):
+            raise TimelineError(f"Timeline: {what}={c!r} is not a core of this launch",
+                                rule=f"cores are numbered 0..{len(self.runs) - 1} (one per block)",
+                                fix="pass a core index, or leave the argument out")
+
+    @staticmethod
+    def _check_path(path: Any, what: str) -> None:
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            raise TimelineError(f"Timeline.{what}({path!r}): not a file path",
+                                rule=f"Timeline.{what} writes a file", fix=f"pass a path, e.g. "
+                                f"t.{what}('k.{'json' if what == 'save' else 'png'}')")
 
     def trace(self, cores=None) -> dict:
         """The Chrome trace event object (what ``save`` writes)."""
@@ -98,13 +125,27 @@ class Timeline:
     def save(self, path: str, cores=None) -> str:
         """Write Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing.
         ``cores`` picks the cores written (default: all, or core 0 alone past 500,000 slices)."""
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.trace(cores), f)
+        self._check_path(path, "save")
+        trace = self.trace(cores)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(trace, f)
+        except OSError as e:
+            raise TimelineError(f"Timeline.save: cannot write {path}: {e.strerror or e}",
+                                rule="the trace is written to the path given",
+                                fix="pass a path in a writable directory") from None
         return path
 
     def plot(self, path: str, core: int = 0) -> str:
         """Draw one core's pipes as a Gantt chart with busy bars (needs matplotlib)."""
-        plot(self.runs, self.clock_mhz, f"{self.kernel} on {self.soc}, core {core}", path, core)
+        self._check_path(path, "plot")
+        self._check_core(core, "core")
+        try:
+            plot(self.runs, self.clock_mhz, f"{self.kernel} on {self.soc}, core {core}", path, core)
+        except (OSError, ValueError) as e:          # an unwritable path, an unknown extension
+            raise TimelineError(f"Timeline.plot: cannot write {path}: {e}",
+                                rule="the chart is written to the path given, in the format its "
+                                     "extension names", fix="pass e.g. 'k.png' in a writable directory") from None
         return path
 
     def __str__(self) -> str:
@@ -126,6 +167,7 @@ def timeline(kern, *args: Any, grid: int = 1, events: int = DEFAULT_EVENTS,
     out on the SoC's pipes. ``events`` caps the events recorded per worker thread; ``params``
     overrides cost-model parameters by name (see pypto.isa.costs)."""
     session = runtime.current()
+    _check_options(grid, events, params)
     if not callable(getattr(kern, "trace_for", None)):
         raise TimelineError(f"pypto.timeline({kern!r:.60}, ...): not a kernel",
                             rule="pypto.timeline lays out one launch of a @pypto.kernel function",
@@ -167,6 +209,25 @@ def _auto_flags(kern, args) -> bool:
     from ..ir.nodes import Sync, walk
     traced = getattr(kern, "traced", None)
     return traced is not None and any(isinstance(s, Sync) and s.auto for s in walk(traced(*args).body))
+
+
+def _check_options(grid: Any, events: Any, params: Any) -> None:
+    """timeline()'s keyword arguments, before anything runs."""
+    def whole(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+    if not whole(grid) or not 1 <= grid <= MAX_BLOCK_DIM:
+        raise TimelineError(f"pypto.timeline: grid={grid!r} is not a block count",
+                            rule=f"grid is the launch's block count, 1..{MAX_BLOCK_DIM}", fix="pass grid=1 or more")
+    if not whole(events) or not 1 <= events <= MAX_EVENTS:
+        raise TimelineError(f"pypto.timeline: events={events!r} is not a count from 1 to {MAX_EVENTS:,}",
+                            rule="events caps the instructions recorded per worker thread",
+                            fix=f"leave it out (default {DEFAULT_EVENTS}) or pass a positive int")
+    if params is not None and (not isinstance(params, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, bool) and math.isfinite(v) for k, v in params.items())):
+        raise TimelineError(f"pypto.timeline: params={params!r:.80} is not a dict of parameter names "
+                            "to numbers", rule="params overrides cost-model parameters by name",
+                            fix="pass e.g. params={'gm_bw_bytes_per_cycle': 64.0} (see pypto.isa.costs)")
 
 
 def _table(soc: str, params: dict[str, float] | None) -> dict[str, float]:

@@ -55,6 +55,7 @@ def _env_cache() -> str:
 
 
 # integer fields: (name, lowest, highest, rule, fix)
+MAX_EVENTS = 100_000_000          # events per worker a launch may record (64 bytes each)
 _INT_FIELDS = (
     ("uninit_byte", 0, 255, "uninit_byte is one byte, 0..255",
      "use e.g. SimOptions(uninit_byte=0xFF) (NaN in float tiles)"),
@@ -64,7 +65,7 @@ _INT_FIELDS = (
      "use SimOptions(threads=1) to run blocks in order"),
     ("devices", 1, None, "devices is an integer >= 1, or None (as many as MPI ranks)",
      "use SimOptions(devices=1), or start N ranks with mpiexec -n N"),
-    ("events", 0, None, "events is how many events to record per worker, 0 (off) or more",
+    ("events", 0, MAX_EVENTS, f"events is how many events to record per worker: 0 (off) to {MAX_EVENTS:,}",
      "use e.g. SimOptions(events=100_000)"),
 )
 

@@ -233,7 +233,7 @@ def _cpp_arg(text: str):
     """A launch argument from the command line: DTYPE[d0,...] -> an uninitialised tensor."""
     import re
     import pypto
-    from pypto.errors import PtoError
+    from pypto.errors import ConfigError
     m = re.fullmatch(r"\s*(\w+)\s*\[([\d,\s]*)\]\s*", text)
     if m:
         shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
@@ -243,22 +243,22 @@ def _cpp_arg(text: str):
             return conv(text)
         except ValueError:
             pass
-    raise PtoError(f"argument {text!r} is neither a tensor nor a number",
+    raise ConfigError(f"argument {text!r} is neither a tensor nor a number",
                    rule="pypto cpp arguments are DTYPE[d0,d1,...] tensors or numbers",
                    fix="write e.g. float32[300,100] or 2.5")
 
 
 def _cpp_kernel(ns):
     import importlib.util
-    from pypto.errors import PtoError
+    from pypto.errors import ConfigError
     from pypto.lang.kernel import KernelFunction
     path, _, name = (ns.kernel or "").rpartition(":")
     if not path or not name:
-        raise PtoError(f"{ns.kernel!r} does not name a kernel", rule="pypto cpp takes FILE.py:KERNEL or --insn NAME",
+        raise ConfigError(f"{ns.kernel!r} does not name a kernel", rule="pypto cpp takes FILE.py:KERNEL or --insn NAME",
                        fix="e.g. pypto cpp examples/kernel_add_rows.py:add_rows float32[300,100] ...")
     spec = importlib.util.spec_from_file_location("_pypto_cpp_target", path)
     if spec is None or not os.path.isfile(path):
-        raise PtoError(f"{path} is not a Python file", rule="pypto cpp loads the kernel's file",
+        raise ConfigError(f"{path} is not a Python file", rule="pypto cpp loads the kernel's file",
                        fix="give the path of the .py file that defines the kernel")
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
@@ -268,7 +268,7 @@ def _cpp_kernel(ns):
         sys.path.pop(0)
     kern = getattr(mod, name, None)
     if not isinstance(kern, KernelFunction):
-        raise PtoError(f"{path} has no @pypto.kernel named {name}",
+        raise ConfigError(f"{path} has no @pypto.kernel named {name}",
                        rule="pypto cpp emits kernels decorated with @pypto.kernel",
                        fix=f"pick one of: {', '.join(k for k, v in vars(mod).items() if isinstance(v, KernelFunction)) or 'none found'}")
     return kern.cpp(*[_cpp_arg(a) for a in ns.args])
@@ -276,14 +276,14 @@ def _cpp_kernel(ns):
 
 def _cpp_insn(ns) -> str:
     import pypto
-    from pypto.errors import PtoError
+    from pypto.errors import ConfigError
     from pypto.library import kernel_for
     ins = pypto.load_insn(ns.insn)
     params = []
     for p in ns.param:
         k, eq, v = p.partition("=")
         if not eq:
-            raise PtoError(f"--param {p!r} is not NAME=VALUE", rule="mode parameters are NAME=VALUE",
+            raise ConfigError(f"--param {p!r} is not NAME=VALUE", rule="mode parameters are NAME=VALUE",
                            fix="e.g. --param rmode=CAST_RINT")
         ins.set_param(k, v)
         params.append((k, v))
@@ -295,9 +295,9 @@ def _cpp_insn(ns) -> str:
 
 def _cpp(ns) -> int:
     import pypto
-    from pypto.errors import PtoError
+    from pypto.errors import ConfigError
     if bool(ns.insn) == bool(ns.kernel):
-        raise PtoError("pypto cpp takes either FILE.py:KERNEL (with its arguments) or --insn NAME",
+        raise ConfigError("pypto cpp takes either FILE.py:KERNEL (with its arguments) or --insn NAME",
                        rule="one kernel per call", fix="see `pypto cpp --help`")
     pypto.finalize()
     with pypto.init(backend="sim", soc=ns.soc):

@@ -64,6 +64,11 @@ class DeviceError(PtoError):
     """Bad device index or device selection."""
 
 
+class SessionError(PtoError):
+    """pypto.init() asked for a different session (backend, SoC, device, options) than the one
+    running."""
+
+
 class ConfigError(PtoError):
     """A PYPTO_* environment variable (or option) holds a value pypto does not accept."""
 
@@ -308,6 +313,11 @@ class KernelFaultError(AclError):
 
 
 # -- custom instructions (IDL) ------------------------------------------------------------------
+class CustomReferenceError(PtoError):
+    """A custom instruction's reference could not compute, or its result and the instruction's
+    differ (CustomInsn.verify)."""
+
+
 class IdlError(PtoError):
     """An IDL file (or a custom operator built from one) is wrong: carries the file, line and
     column (1-based) and shows the line with a caret under the column."""

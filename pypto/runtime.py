@@ -5,7 +5,7 @@ import weakref
 from typing import Any
 
 from . import backends, config
-from .errors import DeviceError, NotInitializedError, PtoError
+from .errors import DeviceError, NotInitializedError, SessionError
 from .isa.soc import SocProfile, get_profile
 
 
@@ -72,7 +72,7 @@ def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,
                    and not (k == "strict_host_operands" and v is False) and running[k] != v}
         if not differs:
             return _session
-        raise PtoError(f"pypto is already initialised ({_session!r}); asked again with {differs}",
+        raise SessionError(f"pypto is already initialised ({_session!r}); asked again with {differs}",
                        rule="one session at a time", fix="call pypto.finalize() before init() with other settings")
     name = _choose_backend(backend)
     profile = get_profile(soc or config.env().get("PYPTO_SOC"))

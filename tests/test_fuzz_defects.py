@@ -264,3 +264,8 @@ def test_timeline_arguments_are_checked():
     raises(E.TimelineError, tl.save, "k.json", cores=5)             # was IndexError
     raises(E.TimelineError, tl.plot, 3)
     raises(E.TimelineError, tl.plot, "k.png", core=7)
+
+
+def test_asking_init_for_another_session_is_a_session_error():
+    e = raises(E.SessionError, pypto.init, soc="a5")      # was the PtoError base class itself
+    assert type(e) is not pypto.PtoError

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .. import isa, runtime
-from ..errors import IdlError, OperandError, OperandNotSetError, PtoError
+from ..errors import CustomReferenceError, IdlError, OperandError, OperandNotSetError
 from ..insn import PROVIDERS, operand_index
 from ..tensor import Tensor
 from . import ast as A
@@ -155,7 +155,7 @@ def _library_reference(lib: _Library, op: A.Operator) -> Callable[[dict], dict]:
                 (dp * len(outs))(*[a.ctypes.data_as(dp) for a in outs]),
                 (ctypes.c_double * max(1, len(scal)))(*scal))
         if rc:
-            raise PtoError(f"{op.name} reference: integer division by zero",
+            raise CustomReferenceError(f"{op.name} reference: integer division by zero",
                            rule="the reference divides integers like C (truncating); a zero divisor "
                                 "has no result", fix="check the inputs")
         return {f.name: to_dtype(np.rint(o) if f.dtype.is_int else o, f.dtype)
@@ -319,7 +319,7 @@ class CustomInsn:
             report[f.name] = {"max_abs_error": float(err.max()) if err.size else 0.0,
                               "worst_index": tuple(int(x) for x in worst), "rtol": rt, "atol": at}
             if err.size and not (err <= bound).all():
-                raise PtoError(f"{self.name}.verify(): output {f.name} differs from the reference by "
+                raise CustomReferenceError(f"{self.name}.verify(): output {f.name} differs from the reference by "
                                f"{err[worst]:.3g} at {tuple(int(x) for x in worst)} (got {got[worst]!r}, "
                                f"reference {exp[worst]!r})",
                                rule=f"{f.dtype.name} results agree within rtol={rt:g}, atol={at:g}",

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...errors import PtoError
+from ...errors import PtoError, UseAfterFreeError
 from ...ir import effects, passes
 from ...ir.nodes import Kernel, TensorParam
 from ..base import Backend, BufferArg, DeviceBuffer, Program, ProgramCache
@@ -166,7 +166,7 @@ class SimBackend(Backend):
             return view
         buf = self.live.get(b.addr)
         if buf is None:
-            raise PtoError(f"launch: no live device allocation at {b.addr:#x}",
+            raise UseAfterFreeError(f"launch: no live device allocation at {b.addr:#x}",
                            rule="kernel arguments are live device tensors",
                            fix="pass tensors made in this session and not freed")
         view = buf.handle[:math.prod(b.shape) * b.dtype.itemsize].view(b.dtype.storage)

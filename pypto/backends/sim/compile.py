@@ -17,7 +17,7 @@ import threading
 import numba
 from numba.core import event
 
-from ...errors import PtoError
+from ...errors import ConfigError, PtoError
 
 _LOADED: dict[str, object] = {}
 _LOCK = threading.RLock()
@@ -178,7 +178,7 @@ def load_module(source: str, cache_dir: str, prefix: str):
                     f.write(source)
                 os.replace(tmp, path)
         except OSError as e:
-            raise PtoError(f"cannot write the kernel cache directory {cache_dir}: {e}",
+            raise ConfigError(f"cannot write the kernel cache directory {cache_dir}: {e}",
                            rule="compiled kernels are cached on disk",
                            fix="set PYPTO_CACHE_DIR (or SimOptions(cache_dir=...)) to a writable "
                                "directory") from None

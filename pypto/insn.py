@@ -79,6 +79,9 @@ class Insn:
 
     def set_param(self, name: str, value: Any) -> None:
         """Set a mode parameter (e.g. rmode="CAST_RINT" for cast), as pto.<NAME>(..., name=value)."""
+        if not isinstance(name, str):
+            raise OperandError(f"{self.name}.set_param({name!r}, ...): a parameter name is a string",
+                               rule=f"{self.name}'s parameters are named", fix=f"see {self.name}.signature")
         if isinstance(value, np.generic):
             value = value.item()
         check_params(self._spec.name, {name: value}, self._form.params)

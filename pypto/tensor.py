@@ -97,8 +97,11 @@ def _checked_cast(src: np.ndarray, dt: D.DType) -> np.ndarray:
                              fix="round the data first, or use a float dtype (dtype=pypto.float32)")
     if dt.is_int and kind in "iufc":
         info = np.iinfo(dt.np)
-        wide = src.astype(np.float64) if kind in "fc" else src
-        bad = (wide < info.min) | (wide > info.max)
+        if kind == "f":                  # exact bounds: float(2**64 - 1) rounds up to 2**64
+            wide = src.astype(np.float64)
+            bad = (wide < float(info.min)) | (wide >= float(int(info.max) + 1))
+        else:
+            bad = (src < info.min) | (src > info.max)
         if bad.any():
             value = src[bad].flat[0].item()
             if kind in "iu":

@@ -269,3 +269,14 @@ def test_timeline_arguments_are_checked():
 def test_asking_init_for_another_session_is_a_session_error():
     e = raises(E.SessionError, pypto.init, soc="a5")      # was the PtoError base class itself
     assert type(e) is not pypto.PtoError
+
+
+@pytest.mark.parametrize("data,dtype", [([2.0 ** 63], pypto.int64), ([2.0 ** 64], pypto.uint64),
+                                        (((0, 0), (0.0, np.uint64(2 ** 64 - 1))), pypto.uint64)])
+def test_floats_at_the_top_of_64_bit_ranges_are_refused_not_wrapped(data, dtype):
+    raises(E.DTypeError, pypto.Tensor, data, dtype=dtype)   # 2**63 became -2**63, 2**64 became 0
+    assert pypto.Tensor([-2.0 ** 63], dtype=pypto.int64).numpy()[0] == -2 ** 63
+
+
+def test_set_param_with_a_name_that_is_not_a_string():
+    raises(E.OperandError, pypto.load_insn("cmp").set_param, slice(1, 2), None)   # was unhashable

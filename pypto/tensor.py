@@ -19,6 +19,7 @@ _CAST_RULE = "pypto.Tensor never rounds, wraps or overflows values silently when
 _DATA_RULE = "tensor data is a rectangular array of numbers (nested lists, a number, or a numpy array)"
 _SHAPE_RULE = ("a shape is a non-negative integer or a sequence of them (Python int or numpy "
                "integer; not float or bool)")
+_HOST_RULE = "host code sees device memory only through an explicit, counted copy"
 _MAX_BYTES = 2 ** 63 - 1                    # numpy's (and the GM heap's) byte counts are int64
 _INT_LIMITS = (-2 ** 63, 2 ** 64 - 1)       # what the widest PTO integer types (int64, uint64) hold
 _INT_TYPES = (D.int8, D.uint8, D.int16, D.uint16, D.int32, D.uint32, D.int64, D.uint64)
@@ -166,11 +167,7 @@ def _code_bytes(data: Any, dt: D.DType) -> np.ndarray:
     packed = dt.lanes > 1
     helper = f"pypto.dtypes.pack_fp4(values, pypto.{dt.name})" if packed else "pypto.dtypes.hif8_encode(values)"
     what = "packed bytes (uint8, two 4-bit values each)" if packed else "HiFloat8 codes (uint8)"
-    try:
-        arr = np.asarray(data)
-    except (ValueError, TypeError, OverflowError) as e:
-        raise ShapeError(f"pypto.Tensor: cannot make an array of {type(data).__name__}: {e}",
-                         rule=_DATA_RULE, fix=f"pass a numpy uint8 array of {what}") from None
+    arr = _as_array(data, "pypto.Tensor", f"pass a numpy uint8 array of {what}")
     if arr.dtype.kind not in "iu" or (arr.size and (int(arr.min()) < 0 or int(arr.max()) > 255)):
         raise DTypeError(f"pypto.Tensor: {dt.name} data must be {what}, not {arr.dtype} values",
                          rule=(f"a {dt.name} element is one byte holding two fp4 values, low nibble first"
@@ -393,9 +390,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         raise HostMemoryError(
             f"numpy cannot read pypto.Tensor {self._dtype.name}{list(self._shape)} directly: it "
-            "lives in device (GM) memory",
-            rule="host code sees device memory only through an explicit, counted copy",
-            fix="call tensor.numpy() to copy it to the host")
+            "lives in device (GM) memory", rule=_HOST_RULE, fix="call tensor.numpy() to copy it to the host")
 
     def __len__(self) -> int:
         return self._shape[0] if self._shape else 1
@@ -403,7 +398,7 @@ class Tensor:
     def _host_only(self, what: str, fix: str) -> HostMemoryError:
         return HostMemoryError(
             f"{what} a pypto.Tensor {self._dtype.name}{list(self._shape)}: it lives in device (GM) memory",
-            rule="host code sees device memory only through an explicit, counted copy", fix=fix)
+            rule=_HOST_RULE, fix=fix)
 
     def __getitem__(self, index: Any):
         raise self._host_only("indexing", "copy it to the host first: tensor.numpy()[...] (inside a "

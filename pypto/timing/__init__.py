@@ -93,7 +93,7 @@ class Timeline:
         if cores is None:                 # ~150 bytes per event: big launches keep core 0
             total = sum(len(r.slices) for r in self.runs)
             cores = range(len(self.runs)) if total <= MAX_TRACE_SLICES else [0]
-        if isinstance(cores, (int, np.integer)) and not isinstance(cores, bool):
+        if _whole(cores):
             cores = [cores]
         try:
             picked = list(cores)
@@ -104,7 +104,7 @@ class Timeline:
         return [self.runs[c] for c in picked]
 
     def _check_core(self, c: Any, what: str) -> None:
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < len(self.runs):
+        if not _whole(c) or not 0 <= c < len(self.runs):
             raise TimelineError(f"Timeline: {what}={c!r} is not a core of this launch",
                                 rule=f"cores are numbered 0..{len(self.runs) - 1} (one per block)",
                                 fix="pass a core index, or leave the argument out")
@@ -211,14 +211,17 @@ def _auto_flags(kern, args) -> bool:
     return traced is not None and any(isinstance(s, Sync) and s.auto for s in walk(traced(*args).body))
 
 
+def _whole(v: Any) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def _check_options(grid: Any, events: Any, params: Any) -> None:
     """timeline()'s keyword arguments, before anything runs."""
-    def whole(v: Any) -> bool:
-        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-    if not whole(grid) or not 1 <= grid <= MAX_BLOCK_DIM:
+    if not _whole(grid) or not 1 <= grid <= MAX_BLOCK_DIM:
         raise TimelineError(f"pypto.timeline: grid={grid!r} is not a block count",
                             rule=f"grid is the launch's block count, 1..{MAX_BLOCK_DIM}", fix="pass grid=1 or more")
-    if not whole(events) or not 1 <= events <= MAX_EVENTS:
+    if not _whole(events) or not 1 <= events <= MAX_EVENTS:
         raise TimelineError(f"pypto.timeline: events={events!r} is not a count from 1 to {MAX_EVENTS:,}",
                             rule="events caps the instructions recorded per worker thread",
                             fix=f"leave it out (default {DEFAULT_EVENTS}) or pass a positive int")

@@ -27,7 +27,7 @@ from pypto.backends.sim.lib.checks import covers
 from pypto.backends.sim.lib.layout import offset
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 {opline}
-_J = dict(cache=True, error_model="numpy", nogil=True)
+from pypto.backends.sim.lib.xcall import XCALLED as _J
 """
 
 FORMS = {

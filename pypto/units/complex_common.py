@@ -32,13 +32,6 @@ def rule_fault5(rule, a, b, c, d, e, err):
     err[6] = e
 
 
-def standalone(*fns) -> None:
-    """Have kernels call these (large) implementations through xcall: compiled once per argument
-    types and cached, instead of being linked into, and optimised again in, every kernel."""
-    for f in fns:
-        f.calls_xcall = True
-
-
 def decoder(name: str, fn: Callable) -> None:
     """Register ``fn(rule, values, node) -> PtoError`` for instruction ``name``'s UNIT_RULE faults."""
     faults.UNIT_RULES[name] = fn

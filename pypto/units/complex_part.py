@@ -38,8 +38,7 @@ from pypto.backends.sim.lib.layout import offset
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 from pypto.backends.sim.lib.ops import {op} as op
 from pypto.units.complex_common import rule_fault5
-
-_J = dict(cache=True, error_model="numpy", nogil=True)
+from pypto.backends.sim.lib.xcall import XCALLED as _J
 
 
 @njit(inline="always", **_J)

@@ -27,7 +27,6 @@ from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..ir.nodes import GmView, TileVar
 from ..ir.registry import Unit, register
-from .complex_common import standalone
 
 warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
                         category=NumbaWarning)
@@ -132,5 +131,4 @@ def lower_tprint(node, soc) -> list[L.Call]:
                                               L.lit(GM_LAYOUTS.index(x.layout)), L.err()))]
 
 
-standalone(tprint_tile, tprint_gm)
 register(Unit("TPRINT", sim=lower_tprint, emit=E.call("TPRINT")))

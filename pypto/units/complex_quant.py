@@ -28,7 +28,7 @@ from ..backends.sim.lib.layout import offset
 from ..errors import NotSimulatedError, OperandError, ValidRegionError
 from ..ir.nodes import Effect, is_static
 from ..ir.registry import Unit, register
-from .complex_common import decoder, guard, rule_fault, standalone
+from .complex_common import decoder, guard, rule_fault
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 Q_DST, Q_SCALE = 1, 2              # UNIT_RULE ids
@@ -187,7 +187,6 @@ def _decode(rule, v, node):
                                  "src's valid rows", fix="set their valid regions to (src rows, 1)")
 
 
-standalone(tquant)
 decoder("TQUANT", _decode)
 register(Unit("TQUANT", check=check_tquant, sim=lower_tquant, sim_params=sim_params, effects=effects,
               emit=emit_tquant, seed="quant", seed_params=("quantType",)))

@@ -57,9 +57,6 @@ def tcvt_to_f32(dst, dvr, dvc, dl, src, svr, svc, sl, scode, rmode, sat, err):
             dst[offset(dl, r, c)] = _cvt_f32(src[offset(sl, r, c)], scode, rmode, sat)
 
 
-# these loops contain xcalls, so callers must reach them through xcall too (lib/xcall.py)
-tcvt.calls_xcall = tcvt_to_f32.calls_xcall = True
-
 
 def effective(node, soc) -> tuple[int, int, bool]:
     """(rmode, saturation, no-op) this use of TCVT runs with on ``soc``."""

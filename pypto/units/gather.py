@@ -19,7 +19,7 @@ from ..backends.sim.lib.layout import offset
 from ..errors import OperandError, TileShapeError, ValidRegionError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
-from .complex_common import cxx_type, decoder, guard, rule_fault, standalone
+from .complex_common import cxx_type, decoder, guard, rule_fault
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -178,7 +178,6 @@ def _decode_tgather(rule, v, node):
                           fix=f"use a dst of at least {v[0]} elements or fewer valid source rows")
 
 
-standalone(tgather_idx, tgather_mask)
 decoder("TGATHER", _decode_tgather)
 register(Unit("TGATHER", check=check_tgather, sim=lower_tgather, emit=emit_tgather))
 
@@ -255,7 +254,6 @@ def _decode_tgatherb(rule, v, node):
                             fix=f"enlarge {off.name}'s valid region")
 
 
-standalone(tgatherb)
 decoder("TGATHERB", _decode_tgatherb)
 register(Unit("TGATHERB", check=check_tgatherb, sim=lower_tgatherb, emit=emit_tgatherb))
 
@@ -316,6 +314,5 @@ def _decode_tscatter(rule, v, node):
                             fix=f"enlarge {src.name}'s valid region")
 
 
-standalone(tscatter)
 decoder("TSCATTER", _decode_tscatter)
 register(Unit("TSCATTER", check=check_tscatter, sim=lower_tscatter, emit=emit_tscatter))

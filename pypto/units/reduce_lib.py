@@ -278,7 +278,3 @@ def colreduce_i(dst, dvr, dvc, dl, src, svr, svc, sl, kind, order, err):
                 acc = acc if acc <= x else x
         dst[offset(dl, 0, c)] = acc
 
-
-# Large loops: kernels call them through xcall (compiled once per argument types, not linked
-# into and re-optimised inside every kernel that uses them; lib/xcall.py).
-rowreduce.calls_xcall = colreduce_f.calls_xcall = colreduce_i.calls_xcall = True

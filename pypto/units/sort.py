@@ -24,7 +24,7 @@ from ..backends.sim.lib.ops import f16_to_f32
 from ..errors import DTypeError, OperandError, TileShapeError, ValidRegionError
 from ..ir.nodes import TileVar, is_static
 from ..ir.registry import Unit, register
-from .complex_common import cxx_type, decoder, guard, rule_fault, standalone
+from .complex_common import cxx_type, decoder, guard, rule_fault
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -182,7 +182,6 @@ def _decode_tsort32(rule, v, node):
         fix="use a wider dst or fewer valid source columns")
 
 
-standalone(tsort32_f32, tsort32_f16)
 decoder("TSORT32", _decode_tsort32)
 register(Unit("TSORT32", check=check_tsort32, sim=lower_tsort32, emit=emit_tsort32, seed="sort"))
 
@@ -455,6 +454,5 @@ def _decode_tmrgsort(rule, v, node):
                           fix="use a wider dst")
 
 
-standalone(tmrgsort_f32, tmrgsort_f16, tmrgsort1_f32, tmrgsort1_f16)
 decoder("TMRGSORT", _decode_tmrgsort)
 register(Unit("TMRGSORT", check=check_tmrgsort, sim=lower_tmrgsort, emit=emit_tmrgsort))

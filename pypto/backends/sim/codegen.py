@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from dataclasses import dataclass
 
 from ...errors import PtoError
@@ -199,7 +198,7 @@ class _Gen:
         params = [p for p in self.params + ["vv"] + list(loops) if p in names and p != "err"]
         params.append("err")                     # last: guarded calls find the record there
         self.chunks.append(f"\n\n{CHUNK_JIT}\ndef _chunk{n}({', '.join(params)}):\n" + body +
-                           f"\n\n\n_xchunk{n} = guarded(_chunk{n}, link=False)\n")
+                           f"\n\n\n_xchunk{n} = guarded(_chunk{n})\n")
         self.lines = outer
         return f"_xchunk{n}", params
 
@@ -277,16 +276,10 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
         _prologue(g, k.tiles)
     g.stmts(k.body, 1)
     body = _hoist(init + g.lines)
-    # A long kernel calls each implementation through xcall (compiled once, never re-optimised
-    # inside the kernel: compile time stays linear); a short one links them in, so LLVM can
-    # specialise their loops (throughput). Implementations that contain an xcall themselves are
-    # always called through xcall (lib/xcall.py's rule).
-    long_kernel = sum(1 for _ in walk(k.body)) > CHUNK
-    imports = []
-    for (m, n), alias in g.imports.items():
-        via = long_kernel or getattr(getattr(sys.modules.get(m), n, None), "calls_xcall", False)
-        imports.append(f"from {m} import {n} as {alias}_impl\n"
-                       f"{alias} = guarded({alias}_impl, link={not via})")
+    # every implementation is called through its external symbol (lib/xcall.py): compiled once
+    # per argument types and shared by every kernel, never optimised again inside one
+    imports = [f"from {m} import {n} as {alias}_impl\n{alias} = guarded({alias}_impl)"
+               for (m, n), alias in g.imports.items()]
     imports += g.chunks
     # no SoC in the text: where both SoCs lower a kernel alike, they share one compiled module
     # the kernel's name but not its file: the same kernel started as `python x.py`, `python -c` or

@@ -335,8 +335,5 @@ def treduce(g_gm, g_off, g0, g1, g2, g3, g4, h0, h1, h2, h3, h4, nranks, root,
 
 
 _COLLECTIVES = (tgather_py, tscatter_py, tbroadcast_py)
-for _f in (tput, tget, tnotify, twait, ttest, collective, treduce):
-    _f.calls_xcall = True    # an objmode body is never linked into a kernel: called like xcall
-del _f
 
 __all__ = ["tput", "tget", "tnotify", "twait", "ttest", "collective", "treduce", "combine"]

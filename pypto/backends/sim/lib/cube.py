@@ -310,10 +310,3 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
                         g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4
                         _put(gm, g, _encode(_fix(v, relu, q), dcode, rmode, sat), dcode)
 
-
-# Called through xcall (lib/xcall.py): each is compiled once per argument types and shared by every
-# kernel, instead of being optimised again inside each (their work is BLAS and whole tiles, so
-# inlining buys nothing); convert_window and store_acc must be, as they contain xcalls.
-for _f in (mma_float, mma_int, mma_mx, copy_window, convert_window, store_acc):
-    _f.calls_xcall = True
-del _f

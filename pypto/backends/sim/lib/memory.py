@@ -280,6 +280,3 @@ def mscatter(gm, off, src, svr, svc, sl, idx, ivr, ivc, il, err):
         for c in range(svc):
             gm[off + np.int64(idx[offset(il, r, c)])] = src[offset(sl, r, c)]
 
-
-# They contain an xcall (lib/xcall.py's rule): kernels call them through xcall too.
-tload.calls_xcall = tstore.calls_xcall = True

@@ -29,6 +29,13 @@ from numba.np.arrayobj import make_array
 
 from ...errcodes import SITE
 
+# The numba options of generated instruction loops (lib/elementwise.py's templates and the units'
+# own), which only kernels, chunks and eager trampolines call, always through xcall / guarded:
+# numba builds no CPython or C entry point for them, a third of such a small function's compile.
+# (Calling one from Python would crash the process: nothing else may use these options.)
+XCALLED = dict(cache=True, error_model="numpy", nogil=True, no_cpython_wrapper=True,
+               no_cfunc_wrapper=True)
+
 _DONE: dict = {}
 _LOCK = threading.RLock()
 
@@ -107,18 +114,18 @@ def xcall(disp, literals: bool = True):
     return call
 
 
-def guarded(disp, link: bool):
+def guarded(disp):
     """A generated kernel's call of an implementation: ``call(site, *args)``, whose last argument
     is the error record. The call is skipped while err[0] is set, and a fault it raises records
     ``site`` in err[7] (a negative site records nothing). The test and the store are emitted as
     LLVM IR, so a kernel is straight-line code for numba: typing and lowering a branch and a
-    return after every call cost more than the call itself. ``link`` links the callee into the
-    caller (LLVM may specialise it there); otherwise it is called like ``xcall``."""
+    return after every call cost more than the call itself. The callee is called like ``xcall``:
+    never linked into the kernel and optimised again there (measured: linking made a short
+    kernel's compile 40 % slower and its launches no faster)."""
     @intrinsic(prefer_literal=False)     # flags reach the callee as bool, not Literal[bool]:
     def call(typingctx, site, *args):    # one specialisation serves both values
-        fnty, found = _resolve(typingctx, disp, args)
-        if not link:
-            name, sig = _register(disp, found.args)
+        _, found = _resolve(typingctx, disp, args)
+        name, sig = _register(disp, found.args)
         errty = args[-1]
         if not (isinstance(errty, types.Array) and errty.dtype == types.int64 and errty.ndim == 1):
             raise TypingError(f"{disp.py_func.__qualname__}: the last argument must be the error record")
@@ -128,11 +135,7 @@ def guarded(disp, link: bool):
             ptr = make_array(errty)(context, builder, got[-1]).data
             zero = ir.Constant(ptr.type.pointee, 0)
             with builder.if_then(builder.icmp_signed("==", builder.load(ptr), zero), likely=True):
-                if link:
-                    vals = [context.cast(builder, v, a, t) for v, a, t in zip(got, args, found.args)]
-                    context.get_function(fnty, found)(builder, vals)
-                else:
-                    _external_call(context, builder, disp, name, sig, args, got)
+                _external_call(context, builder, disp, name, sig, args, got)
                 where = context.cast(builder, llargs[0], site, types.int64)
                 failed = builder.icmp_signed("!=", builder.load(ptr), zero)
                 recorded = builder.and_(failed, builder.icmp_signed(">=", where, zero))

@@ -20,10 +20,10 @@ demo: $(STAMP)
 # The quick tier (CI): every instruction and dtype on a few shapes. The full tier adds the
 # cases marked slow (exhaustive sweeps, large shapes).
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" tests conformance
+	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow" tests conformance
 
 test-full: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
+	$(PY) -m pytest -q -n auto --dist worksteal tests conformance
 
 # The long fuzz run: every tests/test_fuzz_*.py test with 10,000 examples (about 10 minutes on
 # 2 cores); `make test` runs the same tests with a few hundred examples each.

@@ -98,3 +98,47 @@ def test_workers_have_their_own_on_chip_memory():
 def test_threads_option_is_validated():
     with pytest.raises(pypto.PtoError):
         pypto.SimOptions(threads=0)
+
+
+_STARTUP = """
+import os, sys
+import numpy as np
+import pypto
+pypto.init()
+n = 1 << 16
+x, y = (pypto.Tensor(np.full(n, 1.5, np.float32)) for _ in range(2))
+z = pypto.empty((n,), pypto.float32)
+add = pypto.load_insn("add")
+for i, t in enumerate((x, y, z)):
+    add.set_operand(i, t)
+add.execute()
+assert (z.numpy() == 3).all()
+print("scipy.linalg" in sys.modules)
+a = pypto.Tensor(np.ones((256, 256), np.float16))
+c = pypto.empty((256, 256), pypto.float32)
+mm = pypto.load_insn("matmul")
+for i, t in enumerate((a, a, c)):
+    mm.set_operand(i, t)
+mm.execute()
+mm.execute()
+assert (c.numpy() == 256).all()
+from threadpoolctl import threadpool_info
+print([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"
+       and "scipy" in os.path.basename(os.path.dirname(i["filepath"]))
+       and "numpy" not in i["filepath"]])
+"""
+
+
+def test_scipy_blas_is_loaded_with_the_first_cube_kernel_and_shares_the_cores():
+    """A process whose kernels never reach the cube does not import SciPy's linalg (0.1-0.2 s of
+    its first launch); once a cube kernel runs, SciPy's BLAS is held to cores // block threads."""
+    import subprocess
+    import sys
+    env = dict(__import__("os").environ, PYPTO_SIM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", _STARTUP], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    first, threads = out.stdout.split("\n")[:2]
+    assert first == "False"
+    cores = __import__("os").cpu_count() or 1
+    assert threads == str([max(1, cores // 2)])

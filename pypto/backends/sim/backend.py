@@ -266,9 +266,9 @@ class SimBackend(Backend):
         if workers == 1:
             run(rest)
             return
+        share_cores(self.options.threads)
         with self._lock:
             if self._pool is None:
-                share_cores(self.options.threads)
                 self._pool = ThreadPoolExecutor(self.options.threads, thread_name_prefix="pypto-sim")
             pool = self._pool
         futures = [pool.submit(run, rest[w::workers]) for w in range(1, workers)]

@@ -5,6 +5,7 @@ numpy's (the user's, and the benchmarks' reference) is left alone."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 _LOCK = threading.Lock()
@@ -12,16 +13,19 @@ _fitted: int | None = None
 
 
 def share_cores(threads: int) -> None:
-    """Limit SciPy's BLAS to max(1, cores // threads) threads (once per thread count)."""
+    """Limit SciPy's BLAS to max(1, cores // threads) threads, once per thread count, when it is
+    loaded (numba loads it with the first cube kernel, compiled or cached: before that there is
+    nothing to fit, and importing SciPy here would cost every parallel launch's process 0.1 s)."""
     global _fitted
+    if _fitted == threads or "scipy.linalg.cython_blas" not in sys.modules:
+        return
     with _LOCK:
         if _fitted == threads:
             return
         _fitted = threads
         try:
-            import scipy.linalg.cython_blas  # noqa: F401  (loads the library numba calls)
             from threadpoolctl import ThreadpoolController
-        except ImportError:                      # no SciPy BLAS to fit (numba would say so)
+        except ImportError:                      # nothing to fit the threads with
             return
         ctl = ThreadpoolController()
         paths = [i["filepath"] for i in ctl.info() if i["user_api"] == "blas"

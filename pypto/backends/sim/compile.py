@@ -143,6 +143,27 @@ def _damaged_entries_are_misses() -> None:
 _damaged_entries_are_misses()
 
 
+def _scipy_imported_only_for_the_cube() -> None:
+    """numba's arraymath, imported when numba first compiles or loads anything, asks at once
+    whether SciPy's BLAS imports (SciPy's linalg: 0.1-0.2 s of every process's first launch).
+    Only the cube's kernels call BLAS, and numba imports SciPy itself when it types or first
+    runs them; so the check is skipped at that import and its answer (is SciPy installed) set
+    afterwards, as numba would have found it. A process with no cube kernel never imports SciPy."""
+    if "numba.np.arraymath" in sys.modules:
+        return
+    import numba.np.linalg as linalg
+    check = linalg.ensure_blas
+    linalg.ensure_blas = lambda: None
+    try:
+        import numba.np.arraymath as arraymath
+    finally:
+        linalg.ensure_blas = check
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+
+
+_scipy_imported_only_for_the_cube()
+
+
 def _holds(path: str, source: str) -> bool:
     """Whether the cached module file is there and holds exactly this source."""
     try:

@@ -57,7 +57,6 @@ def tcvt_to_f32(dst, dvr, dvc, dl, src, svr, svc, sl, scode, rmode, sat, err):
             dst[offset(dl, r, c)] = _cvt_f32(src[offset(sl, r, c)], scode, rmode, sat)
 
 
-
 def effective(node, soc) -> tuple[int, int, bool]:
     """(rmode, saturation, no-op) this use of TCVT runs with on ``soc``."""
     dst, src = node.operands

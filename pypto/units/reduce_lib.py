@@ -277,4 +277,3 @@ def colreduce_i(dst, dvr, dvc, dl, src, svr, svc, sl, kind, order, err):
             else:
                 acc = acc if acc <= x else x
         dst[offset(dl, 0, c)] = acc
-

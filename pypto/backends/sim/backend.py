@@ -153,6 +153,8 @@ class SimBackend(Backend):
                 return prog
             passes.run(kernel, self.soc)
             gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
+            if "Acc" in gen.spaces:                # the cube: its tile multiply is BLAS
+                share_cores(self.options.threads)
             mod = C.load_module(gen.source, self.options.cache_dir, "k")
             prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), events,
                                                         effects.uses_world(kernel)))
@@ -266,7 +268,6 @@ class SimBackend(Backend):
         if workers == 1:
             run(rest)
             return
-        share_cores(self.options.threads)
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.options.threads, thread_name_prefix="pypto-sim")

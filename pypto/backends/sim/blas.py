@@ -5,7 +5,6 @@ numpy's (the user's, and the benchmarks' reference) is left alone."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 
 _LOCK = threading.Lock()
@@ -13,19 +12,17 @@ _fitted: int | None = None
 
 
 def share_cores(threads: int) -> None:
-    """Limit SciPy's BLAS to max(1, cores // threads) threads, once per thread count, when it is
-    loaded (numba loads it with the first cube kernel, compiled or cached: before that there is
-    nothing to fit, and importing SciPy here would cost every parallel launch's process 0.1 s)."""
+    """Limit SciPy's BLAS to max(1, cores // threads) threads (once per thread count). Called
+    for kernels that use the cube, so a process without one never imports SciPy's linalg."""
     global _fitted
-    if _fitted == threads or "scipy.linalg.cython_blas" not in sys.modules:
-        return
     with _LOCK:
         if _fitted == threads:
             return
         _fitted = threads
         try:
+            import scipy.linalg.cython_blas  # noqa: F401  (loads the library numba calls)
             from threadpoolctl import ThreadpoolController
-        except ImportError:                      # nothing to fit the threads with
+        except ImportError:                      # no SciPy BLAS to fit (numba would say so)
             return
         ctl = ThreadpoolController()
         paths = [i["filepath"] for i in ctl.info() if i["user_api"] == "blas"

@@ -146,9 +146,9 @@ _damaged_entries_are_misses()
 def _scipy_imported_only_for_the_cube() -> None:
     """numba's arraymath, imported when numba first compiles or loads anything, asks at once
     whether SciPy's BLAS imports (SciPy's linalg: 0.1-0.2 s of every process's first launch).
-    Only the cube's kernels call BLAS, and numba imports SciPy itself when it types or first
-    runs them; so the check is skipped at that import and its answer (is SciPy installed) set
-    afterwards, as numba would have found it. A process with no cube kernel never imports SciPy."""
+    Only the cube's kernels call BLAS (backend.compile fits its threads, which loads it); so the
+    check is skipped at that import and its answer (is SciPy installed) set afterwards, as numba
+    would have found it. A process with no cube kernel never imports SciPy's linalg."""
     if "numba.np.arraymath" in sys.modules:
         return
     import numba.np.linalg as linalg

@@ -309,4 +309,3 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
                         v = _decode(src[offset(lay, r, c)], scode)
                         g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4
                         _put(gm, g, _encode(_fix(v, relu, q), dcode, rmode, sat), dcode)
-

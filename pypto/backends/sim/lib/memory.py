@@ -279,4 +279,3 @@ def mscatter(gm, off, src, svr, svc, sl, idx, ivr, ivc, il, err):
     for r in range(svr):
         for c in range(svc):
             gm[off + np.int64(idx[offset(il, r, c)])] = src[offset(sl, r, c)]
-

@@ -193,6 +193,70 @@ def test_tload_tstore_property(target, pto_init, dtype, data):
     _run_nd(dtype, pad, "ND", [(vr, vc)], rng_for("prop", vr, vc))
 
 
+def _view5_kernel(layout: str):
+    """TLOAD a 5-D view of x (runtime shape and strides, contiguous along the tile's lines) into an
+    unboxed tile, TSTORE it into another 5-D view of y: every outer dimension of the ROW / COL
+    mappings (pto-isa-semantics 4.2) at once."""
+    bl = pto.RowMajor if layout == "ND" else pto.ColMajor
+    shape = (16, 32) if layout == "ND" else (32, 16)
+
+    def k_view5(x, y, s0, s1, s2, s3, s4, a0, a1, a2, a3, b0, b1, b2, b3):
+        t = pto.Tile(pto.Vec, pto.float32, shape, blayout=bl, valid=pto.DYNAMIC, pad=pto.PadNull)
+        if layout == "ND":
+            t.set_valid(s0 * s1 * s2 * s3, s4)
+            src = pto.GlobalTensor(x, (s0, s1, s2, s3, s4), (a0, a1, a2, a3, 1))
+            dst = pto.GlobalTensor(y, (s0, s1, s2, s3, s4), (b0, b1, b2, b3, 1))
+        else:
+            t.set_valid(s3, s0 * s1 * s2 * s4)
+            src = pto.GlobalTensor(x, (s0, s1, s2, s3, s4), (a0, a1, a2, 1, a3), layout=pto.DN)
+            dst = pto.GlobalTensor(y, (s0, s1, s2, s3, s4), (b0, b1, b2, 1, b3), layout=pto.DN)
+        pto.TLOAD(t, src)
+        pto.TSTORE(dst, t)
+    k_view5.__name__ = f"k_view5_{layout}"
+    return pypto.kernel(k_view5)
+
+
+K_VIEW5 = {lay: _view5_kernel(lay) for lay in ("ND", "DN")}
+
+
+def _strides5(data, shape, line_axis: int) -> tuple:
+    """Element strides of a 5-D view: 1 along line_axis, the others each past the extent of the
+    axes inside it plus a random gap (so views never overlap themselves)."""
+    order = [line_axis] + [k for k in (4, 3, 2, 1, 0) if k != line_axis]
+    strides, span = [0] * 5, 1
+    for k in order:
+        strides[k] = 1 if k == line_axis else span + data.draw(st.integers(0, 3))
+        span = strides[k] * shape[k]
+    return tuple(strides), span
+
+
+@pytest.mark.parametrize("layout", ["ND", "DN"])
+@given(data=st.data())
+@PROPERTY
+def test_tload_tstore_5d_views_property(target, pto_init, layout, data):
+    """Every outer dimension of a 5-D ND / DN view moves into the right tile lines and back,
+    against numpy's strided views of the same GM arrays."""
+    pto_init()
+    line = 4 if layout == "ND" else 3
+    outer = data.draw(st.tuples(*(st.integers(1, 2) for _ in range(3))))
+    inner = data.draw(st.integers(1, 16 // int(np.prod(outer))))
+    n = data.draw(st.integers(1, 32))
+    shape = outer + ((inner, n) if layout == "ND" else (n, inner))
+    ta, na = _strides5(data, shape, line)
+    tb, nb = _strides5(data, shape, line)
+    rng = rng_for("view5", layout, shape, ta, tb)
+    x = values(rng, "f32", (na,))
+    y0 = sentinel((nb,), "f32")
+    y = tensor(y0)
+    free = [t for k, t in enumerate(ta) if k != line]
+    out = [t for k, t in enumerate(tb) if k != line]
+    K_VIEW5[layout](tensor(x), y, *shape, *free, *out)
+    want = y0.copy()
+    view = lambda a, t: np.lib.stride_tricks.as_strided(a, shape, tuple(s * 4 for s in t))  # noqa: E731
+    view(want, tb)[...] = view(x, ta)
+    assert_bits_equal(y.numpy(), want, what=f"{layout} view {shape} strides {ta} -> {tb}")
+
+
 # =============================================================================================
 # NZ views <-> Nz tiles
 # =============================================================================================

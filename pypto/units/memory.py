@@ -320,7 +320,7 @@ def lower_tload(node, soc) -> list[L.Call]:
     args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(_pad_dir(t, v, mode)),
             L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
         + L.view(v) + (L.err(),)
-    return L.bounds(v) + [L.Call(L.lib("memory.tload"), args)]
+    return L.bounds(v) + [L.Call(L.lib("memory.tload" if boxed else "memory.tload_lines"), args)]
 
 
 _ADD_FN = {"f16": "memory.tstore_add_f16", "bf16": "memory.tstore_add_bf16"}
@@ -339,7 +339,8 @@ def lower_tstore(node, soc) -> list[L.Call]:
                                     fix="store a Vec tile")
         fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
         return L.bounds(v) + [L.Call(L.lib(fn), args)]
-    return L.bounds(v) + [L.Call(L.lib("memory.tstore"), args)]
+    fn = "memory.tstore" if t.type.slayout != "NoneBox" else "memory.tstore_lines"
+    return L.bounds(v) + [L.Call(L.lib(fn), args)]
 
 
 def emit_tstore(node, soc, cx) -> str:

@@ -8,7 +8,10 @@ tile's logical (row, col) is the ``mode`` (pto-isa-semantics 4.2):
   NZ  (2)  NZ view [B, C1, R1, 16, c0], Nz tile: row i2*s3 + i3, col (i0*s1 + i1)*s4 + i4
 
 Tile elements are addressed through the layout descriptor and move in runs of consecutive
-storage where both sides have them (layout.copy_runs). TLOAD pads like the NPU: only the tail of
+storage where both sides have them (layout.copy_runs). An unboxed tile (ND row-major, DN
+column-major) is a stack of lines the view's contiguous axis fills one by one: tload_lines /
+tstore_lines move those with no run planning, and compile in a fraction of copy_runs' time (most of
+a first launch's). TLOAD pads like the NPU: only the tail of
 the last partial 32-byte block of each copied row (PAD_ROWS) or column (PAD_COLS), with the value
 the caller passes (units/memory.py decides which, and whether: 4.3); NZ rows are whole blocks, so
 nothing is padded there.
@@ -22,8 +25,8 @@ from numba.extending import intrinsic
 from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
-from .layout import copy_runs, offset, strided
-from .xcall import xcall
+from .layout import _copy_n, copy_runs, offset, strided
+from .xcall import XCALLED, xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 # compiled once per element types (loads and stores alike), not again inside every kernel
@@ -121,6 +124,63 @@ def tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mo
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
     _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+
+
+@njit(inline="always", **_J)
+def _line(dst, d, ds, src, s, ss, n):
+    """dst[d + x * ds] = src[s + x * ss] for x < n: one move when both strides are 1."""
+    if ds == 1 and ss == 1:
+        _copy_n(dst, np.uint64(d), src, np.uint64(s), n)
+    else:
+        for x in range(n):
+            dst[np.uint64(d + x * ds)] = src[np.uint64(s + x * ss)]
+
+
+@njit(inline="always", **_J)
+def _line_shape(lay, mode, s3, s4, t3, t4):
+    """An unboxed tile's lines in its own mode, (lines per view block, GM step between them, line
+    length, GM stride along it, tile step between lines): ROW rows along t4, COL columns along t3."""
+    if mode == ROW:
+        return s3, t3, s4, t4, lay[2]
+    return s4, t4, s3, t3, lay[3]
+
+
+@njit(inline="always", **_J)
+def _gm_line(line, off, s1, s2, so, t0, t1, t2, to):
+    """GM start of the tile's line ``line``: the view index (i0, i1, i2, j) it is, row-major."""
+    rest, j = divmod(line, so)
+    rest, i2 = divmod(rest, s2)
+    i0, i1 = divmod(rest, s1)
+    return off + i0 * t0 + i1 * t1 + i2 * t2 + j * to
+
+
+@njit(**XCALLED)
+def tload_lines(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
+                gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
+    """tload of an unboxed tile in its own mode (ND row-major ROW, DN column-major COL)."""
+    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
+    so, to, n, st, ls = _line_shape(lay, mode, s3, s4, t3, t4)
+    for line in range(s0 * s1 * s2 * so):
+        _line(dst, line * ls, 1, gm, _gm_line(line, off, s1, s2, so, t0, t1, t2, to), st, n)
+    if pad_dir == NO_PAD:
+        return
+    lines, valid, cap, ls = (vr, vc, cols_cap, lay[2]) if pad_dir == PAD_ROWS else \
+        (vc, vr, rows_cap, lay[3])
+    end = min(((valid + c0 - 1) // c0) * c0, cap)
+    for i in range(lines):
+        for x in range(valid, end):
+            dst[i * ls + x] = pad
+
+
+@njit(**XCALLED)
+def tstore_lines(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
+    """tstore of an unboxed tile in its own mode."""
+    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
+    so, to, n, st, ls = _line_shape(lay, mode, s3, s4, t3, t4)
+    for line in range(s0 * s1 * s2 * so):
+        _line(gm, _gm_line(line, off, s1, s2, so, t0, t1, t2, to), st, src, line * ls, 1, n)
 
 
 @intrinsic

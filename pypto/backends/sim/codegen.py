@@ -265,7 +265,8 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     for t in k.tiles:
         if t.dynamic:
             g.dyn[t.id] = 2 * len(g.dyn)
-    init = [f"    vv = np.empty({max(2 * len(g.dyn), 1)}, np.int64)"]
+    # dynamic tiles' valid (rows, cols); none: no array, and no np.empty for a first launch to compile
+    init = [f"    vv = np.empty({2 * len(g.dyn)}, np.int64)"] if g.dyn else []
     for t in k.tiles:
         if t.dynamic:
             init.append(f"    vv[{g.dyn[t.id]}] = {t.type.rows}")

@@ -2,6 +2,9 @@
 report the same (lowest) faulting block as an in-order run and as eager mode."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -132,13 +135,11 @@ print([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"
 def test_scipy_blas_is_loaded_with_the_first_cube_kernel_and_shares_the_cores():
     """A process whose kernels never reach the cube does not import SciPy's linalg (0.1-0.2 s of
     its first launch); once a cube kernel runs, SciPy's BLAS is held to cores // block threads."""
-    import subprocess
-    import sys
-    env = dict(__import__("os").environ, PYPTO_SIM_THREADS="2")
+    env = dict(os.environ, PYPTO_SIM_THREADS="2")
     out = subprocess.run([sys.executable, "-c", _STARTUP], env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr
     first, threads = out.stdout.split("\n")[:2]
     assert first == "False"
-    cores = __import__("os").cpu_count() or 1
+    cores = os.cpu_count() or 1
     assert threads == str([max(1, cores // 2)])

@@ -312,6 +312,12 @@ def _pad_dir(t: TileVar, v: GmView, mode: int) -> int:
     return PAD_ROWS if mode == ROW else PAD_COLS
 
 
+def _mover(name: str, t: TileVar) -> L.Fn:
+    """lib/memory.py's ``name`` for a boxed tile (through copy_runs), its ``_lines`` form for an
+    unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile)."""
+    return L.lib(f"memory.{name}" if t.type.slayout != "NoneBox" else f"memory.{name}_lines")
+
+
 def lower_tload(node, soc) -> list[L.Call]:
     t, v = node.operands
     ty = t.type
@@ -320,7 +326,7 @@ def lower_tload(node, soc) -> list[L.Call]:
     args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(_pad_dir(t, v, mode)),
             L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
         + L.view(v) + (L.err(),)
-    return L.bounds(v) + [L.Call(L.lib("memory.tload" if boxed else "memory.tload_lines"), args)]
+    return L.bounds(v) + [L.Call(_mover("tload", t), args)]
 
 
 _ADD_FN = {"f16": "memory.tstore_add_f16", "bf16": "memory.tstore_add_bf16"}
@@ -339,8 +345,7 @@ def lower_tstore(node, soc) -> list[L.Call]:
                                     fix="store a Vec tile")
         fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
         return L.bounds(v) + [L.Call(L.lib(fn), args)]
-    fn = "memory.tstore" if t.type.slayout != "NoneBox" else "memory.tstore_lines"
-    return L.bounds(v) + [L.Call(L.lib(fn), args)]
+    return L.bounds(v) + [L.Call(_mover("tstore", t), args)]
 
 
 def emit_tstore(node, soc, cx) -> str:

@@ -79,6 +79,7 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
     chunks (compile time linear in length, benchmarks/compile_time.py); dynamic valid regions set
     in one chunk are seen in the next, and loops stay whole."""
     from pypto.backends.sim import codegen
+    n_adds = codegen.CHUNK - 4
 
     @pypto.kernel(mode=mode)
     def k(x, z, w):
@@ -86,12 +87,12 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
         u = pto.Tile(pto.Vec, pto.float32, (4, 16))
         t.set_valid(4, w)
         pto.TLOAD(t, x[0:4, 0:w])
-        for i in range(12):                               # unrolled: many top-level statements
+        for i in range(n_adds):                           # unrolled: many top-level statements
             pto.TADDS(t, t, float(i))
         for r in pto.range(3):                            # a runtime loop stays in one chunk
             pto.TMULS(t, t, 2.0)
         pto.TLOAD(u, x)
-        for i in range(10):
+        for i in range(codegen.CHUNK // 4):
             pto.TADD(u, u, u)
         pto.TSTORE(z[0:4, 0:w], t)
 
@@ -102,7 +103,7 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
         k(x, z, 11)
         want = np.zeros((4, 16), np.float32)
         acc = xh[:, :11].copy()
-        for i in range(12):
+        for i in range(n_adds):
             acc = acc + np.float32(i)
         for _ in range(3):
             acc = acc * np.float32(2.0)
@@ -121,13 +122,16 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
 
 @pytest.mark.parametrize("mode", ["compiled", "eager"])
 def test_long_loop_bodies_are_chunked_too(mode):
+    from pypto.backends.sim import codegen
+    n_adds = codegen.CHUNK + 4
+
     @pypto.kernel(mode=mode)
     def k(x, z, w):
         t = pto.Tile(pto.Vec, pto.float32, (1, 16), valid=pto.DYNAMIC)
         for r in pto.range(4):
             t.set_valid(1, w)
             pto.TLOAD(t, x[r, 0:w])
-            for i in range(20):                           # 20 unrolled statements in the loop
+            for i in range(n_adds):                       # more unrolled statements than a chunk
                 pto.TADDS(t, t, float(i))
             pto.TSTORE(z[r, 0:w], t)
 
@@ -138,7 +142,7 @@ def test_long_loop_bodies_are_chunked_too(mode):
         k(x, z, 9)
         want = np.zeros((4, 16), np.float32)
         acc = xh[:, :9].copy()
-        for i in range(20):
+        for i in range(n_adds):
             acc = acc + np.float32(i)
         want[:, :9] = acc
         assert np.array_equal(z.numpy(), want)

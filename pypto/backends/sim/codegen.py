@@ -18,7 +18,8 @@ from . import compile as C
 from . import lowering as L
 
 _JIT_OPTIONS = 'cache=True, error_model="numpy", nogil=True'
-JIT = f"@njit({_JIT_OPTIONS})"
+# kernels are called from Python only (their dispatcher), so they need no C entry point
+JIT = f"@njit({_JIT_OPTIONS}, no_cfunc_wrapper=True)"
 # chunks are only ever called through a guarded external call, so they need no Python or C entry point
 CHUNK_JIT = f"@njit({_JIT_OPTIONS}, no_cpython_wrapper=True, no_cfunc_wrapper=True)"
 HEADER = """\
@@ -204,7 +205,11 @@ class _Gen:
 
 
 _CHECKS = L.LIB + ".checks"
-CHUNK = 16       # top-level statements per separately compiled chunk of a long kernel
+# Top-level statements per separately compiled chunk of a long kernel. Each chunk re-slices every
+# tile it touches and is compiled as its own module, so small chunks cost more than they save:
+# a 16-instruction kernel compiled in 0.72 s with 16 and 0.40 s with 64, a 256-instruction one
+# in 6.4 s and 4.7-5.0 s, and whole (no chunks) in 7.4 s (benchmarks/README.md, compile_time.py).
+CHUNK = 64
 _INT64 = re.compile(r"np\.int64\((-?\d+)\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

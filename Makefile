@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-full fuzz bench clean
+.PHONY: demo test test-full test-costs fuzz bench clean
 
 $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
@@ -21,17 +21,25 @@ demo: $(STAMP)
 # cases marked slow (exhaustive sweeps, large shapes).
 # --dist loadfile keeps each file's tests on one worker: they share its kernels, which with an
 # empty cache only one worker then compiles (--dist worksteal, cold: 29 % of the tests done after
-# 14 minutes, where loadfile ran them all in 13 min 44 s).
+# 14 minutes, where loadfile ran them all in 13 min 44 s). --no-loadscope-reorder keeps the
+# conftest's order, heaviest file first (tests/file_costs.json).
+XDIST := -n auto --dist loadfile --no-loadscope-reorder
+
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" tests conformance
+	$(PY) -m pytest -q $(XDIST) -m "not slow" tests conformance
 
 test-full: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile tests conformance
+	$(PY) -m pytest -q $(XDIST) tests conformance
+
+# Re-measures tests/file_costs.json: seconds per test file of the quick tier with empty caches.
+test-costs: $(STAMP)
+	d=$$(mktemp -d) && PYPTO_CACHE_DIR=$$d/k NUMBA_CACHE_DIR=$$d/n PYPTO_RECORD_FILE_COSTS=tests/file_costs.json \
+		$(PY) -m pytest -q $(XDIST) -p no:cacheprovider -m "not slow" tests conformance; s=$$?; rm -rf $$d; exit $$s
 
 # The long fuzz run: every tests/test_fuzz_*.py test with 10,000 examples (about 10 minutes on
 # 2 cores); `make test` runs the same tests with a few hundred examples each.
 fuzz: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider --hypothesis-profile=fuzz \
+	$(PY) -m pytest -q $(XDIST) -p no:cacheprovider --hypothesis-profile=fuzz \
 		tests/test_fuzz_api.py tests/test_fuzz_dsl.py tests/test_fuzz_idl.py
 
 bench: $(STAMP)

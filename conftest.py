@@ -2,9 +2,10 @@
 
 `make test` hands whole files to its workers (xdist's --dist loadfile, so a file's kernels are
 compiled by one worker) and keeps this order (--no-loadscope-reorder). xdist's own order (most
-tests first) left a file of few but slow tests to one worker at the end of a cold run while the
-other sat idle. The weights are seconds per file from a cold run, in tests/file_costs.json;
-`make test-costs` measures them again. A file missing from it counts as the average file.
+tests first) can leave a file of few but slow tests (the cube's, the complex family's) to one
+worker at the end while the other has nothing left; longest first keeps the tail to small files.
+The weights are seconds per file from a cold run, in tests/file_costs.json; `make test-costs`
+measures them again. A file missing from it counts as the average file.
 """
 from __future__ import annotations
 

@@ -31,10 +31,7 @@ def pytest_collection_modifyitems(config, items):
     except (OSError, ValueError):
         return
     default = sum(costs.values()) / max(len(costs), 1)
-    first = {}
-    for i, item in enumerate(items):
-        first.setdefault(_file(item.nodeid), i)
-    items.sort(key=lambda it: (-costs.get(_file(it.nodeid), default), first[_file(it.nodeid)]))
+    items.sort(key=lambda it: -costs.get(_file(it.nodeid), default))   # stable: files stay whole
 
 
 class _Recorder:

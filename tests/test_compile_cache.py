@@ -13,7 +13,7 @@ from numba import njit
 import pypto
 from pypto import pto
 from pypto.backends.base import Stats
-from pypto.backends.sim import compile as C
+from pypto.backends.sim import codegen, compile as C
 
 
 def test_every_specialisation_is_counted():
@@ -78,7 +78,6 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
     """A kernel longer than codegen.CHUNK top-level statements is cut into separately compiled
     chunks (compile time linear in length, benchmarks/compile_time.py); dynamic valid regions set
     in one chunk are seen in the next, and loops stay whole."""
-    from pypto.backends.sim import codegen
     n_adds = codegen.CHUNK - 4
 
     @pypto.kernel(mode=mode)
@@ -122,7 +121,6 @@ def test_long_kernels_are_compiled_in_chunks_and_compute_the_same(mode):
 
 @pytest.mark.parametrize("mode", ["compiled", "eager"])
 def test_long_loop_bodies_are_chunked_too(mode):
-    from pypto.backends.sim import codegen
     n_adds = codegen.CHUNK + 4
 
     @pypto.kernel(mode=mode)

@@ -141,6 +141,13 @@ def keep_if(predicate):
     return mark
 
 
+def every_case_eager(fn):
+    """Decorator: every case of this test runs eager in the quick tier; its own slow_if chooses
+    the compiled ones (for sweeps whose parameter is not a dtype, e.g. conversion pairs)."""
+    fn.every_case_eager = True
+    return fn
+
+
 def slow_if(predicate):
     """Decorator: parametrisations satisfying ``predicate`` belong to the full tier (marked slow)."""
     def mark(fn):
@@ -149,33 +156,44 @@ def slow_if(predicate):
     return mark
 
 
-# Eager mode runs the same per-instruction numba code as compiled mode (only the executor
-# differs), so the quick tier runs eager for one dtype per case group (the first of this order
-# the group has), and for a test without a dtype parameter one case per SoC; every case runs
-# compiled. The full tier runs everything in both modes.
-EAGER_ORDER = ("f32", "float32", "i16", "int16", "i32", "int32", "f16", "float16", "u8", "uint8",
+# Eager mode runs the same per-instruction numba code as compiled mode; what compiled mode adds is
+# the generated kernel around those calls, and that text depends on the dtype only through its
+# class (a float32, float16 or bfloat16 scalar or GM read, an integer one). A new compiled case
+# costs a whole kernel compile, a new eager case at most one small trampoline. So the quick tier
+# runs every dtype of a sweep eager and, compiled, the first dtype of each class (in CLASS_ORDER);
+# a test without a dtype parameter runs every case compiled and one eager case per SoC, unless it
+# is marked every_case_eager. The full tier runs everything in both modes.
+CLASS_ORDER = ("f32", "float32", "i32", "int32", "i16", "int16", "f16", "float16", "u8", "uint8",
                "i8", "int8", "u16", "uint16", "u32", "uint32", "bf16", "bfloat16")
+DTYPE_CLASS = {"f32": "f32", "float32": "f32", "f16": "f16", "float16": "f16", "bf16": "bf16",
+               "bfloat16": "bf16", **{d: "int" for d in CLASS_ORDER if d[0] in "iu"}}
+SWEEP_PARAMS = ("dtype", "dt")
 
 
-def _eager_trim(items) -> None:
+def _mode_trim(items) -> None:
     groups: dict[tuple, list] = {}
     for item in items:
         cs = getattr(item, "callspec", None)
-        if cs is None or "target" not in cs.params:
+        mode = getattr(cs.params.get("target"), "mode", None) if cs is not None else None
+        if mode not in ("compiled", "eager") or getattr(item.function, "every_case_eager", False):
             continue
-        t = cs.params["target"]
-        if getattr(t, "mode", None) != "eager":
-            continue
-        if "dtype" in cs.params:
-            key = (item.nodeid.split("[")[0],) + tuple(sorted(
-                (k, repr(v)) for k, v in cs.params.items() if k not in ("dtype", "target")))
-        else:       # no dtype parameter: one eager case per test function and SoC
+        sweep = next((k for k in SWEEP_PARAMS if k in cs.params), None)
+        if sweep is not None:
+            if mode == "eager":
+                continue
+            d = str(cs.params[sweep])
+            key = (item.nodeid.split("[")[0], DTYPE_CLASS.get(d, d)) + tuple(sorted(
+                (k, repr(v)) for k, v in cs.params.items() if k not in (sweep, "target")))
+        elif mode == "eager":
             key = (item.nodeid.split("[")[0], repr(cs.params.get("soc")))
+        else:
+            continue
         groups.setdefault(key, []).append(item)
     for members in groups.values():
         def rank(item):
-            d = str(item.callspec.params.get("dtype", ""))
-            return EAGER_ORDER.index(d) if d in EAGER_ORDER else len(EAGER_ORDER)
+            cs = item.callspec.params
+            d = str(next((cs[k] for k in SWEEP_PARAMS if k in cs), ""))
+            return CLASS_ORDER.index(d) if d in CLASS_ORDER else len(CLASS_ORDER)
         keep = min(members, key=rank)
         for item in members:
             if item is not keep:
@@ -228,7 +246,7 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    _eager_trim(items)
+    _mode_trim(items)
     _soc_trim(items)
     backend = config.getoption("--backend", default="sim")
     for item in items:

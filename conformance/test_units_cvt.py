@@ -11,14 +11,15 @@ from hypothesis import strategies as st
 import pypto
 
 from . import reference as ref
-from .conftest import slow_if
+from .conftest import every_case_eager, slow_if
 from .helpers import assert_bits_equal, random_values, rng_for, seeds, sentinel
 from .test_units import (ALL_MODES, CC, CR, KEY_PAIRS, PAIR_CASES, PROPERTY, SOCS, T, _init_soc, _pair_id,
                          cvt_inputs, cvt_observe_kernel, legal_pairs, observe_cases,
                          rotating_modes, run_cvt_modes, run_cvt_observe)
 
 
-@slow_if(lambda p: p["target"].mode == "eager" and p["case"][3] % 4 != 0)
+@every_case_eager
+@slow_if(lambda p: p["target"].mode == "compiled" and p["case"][3] % 4 != 0)
 @pytest.mark.parametrize("case", PAIR_CASES, ids=[_pair_id(c) for c in PAIR_CASES])
 def test_cvt_every_pair(pto_init, target, case):
     """Every legal pair of each SoC; all seven rounding modes, saturation rotating over

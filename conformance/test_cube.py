@@ -17,7 +17,7 @@ import pypto
 from pypto import pto
 
 from . import ref_cube as R
-from .conftest import keep_if, slow_if
+from .conftest import every_case_eager, keep_if, slow_if
 from .helpers import rng_for
 from .test_units import PROPERTY
 
@@ -33,6 +33,7 @@ DT = {"f16": pypto.float16, "bf16": pypto.bfloat16, "f32": pypto.float32, "i8": 
 OPS = ("TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS")
 
 
+QUICK_COMPILED_MKN = {(17, 17, 17), (MC, KC, NC)}
 QUICK_SKIP = {("e4m3", "e5m2"), ("e5m2", "e5m2")}       # the full tier has every fp8 pairing
 QUICK_STORES = {("f32", False, "none", False), ("f16", False, "none", False),
                 ("bf16", True, "none", False), ("i8", False, "scalar", False),
@@ -163,7 +164,9 @@ def _run_cube(soc: str, a_dt: str, b_dt: str, op: str, m: int, k: int, n: int, s
     assert (err <= tol).all(), f"max error {err.max()} over tolerance {tol[err > tol].min()}"
 
 
-@slow_if(one_soc)
+# every size of every pair runs eager; compiled (a kernel per size) runs two sizes per pair
+@every_case_eager
+@slow_if(lambda p: one_soc(p) or p["target"].mode == "compiled" and p["mkn"] not in QUICK_COMPILED_MKN)
 @pytest.mark.parametrize("soc,a_dt,b_dt", PAIRS)
 @pytest.mark.parametrize("mkn", [(1, 1, 1), (15, 15, 15), (16, 16, 16), (17, 17, 17), (MC, KC, NC),
                                  (1, 64, 48), (32, 1, 17), (15, 33, 64)])

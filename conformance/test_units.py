@@ -33,7 +33,7 @@ import pypto
 from pypto import errors, pto
 
 from . import reference as ref
-from .conftest import keep_if, slow_if
+from .conftest import keep_if
 from .helpers import assert_bits_equal, random_values, rng_for, seeds, sentinel
 
 SOCS = ("a2a3", "a5")

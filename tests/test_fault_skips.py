@@ -30,6 +30,14 @@ def _faults_in_iteration(x, z, stop):
         pto.TSTORE(z[i * 8:i * 8 + 8, 0:stop], d)    # LOOP: its view ends past z from i == 2
 
 
+def _bad_region(x, z, r):
+    a = pto.Tile(pto.Vec, pto.float32, (8, 16), valid=pto.DYNAMIC)
+    a.set_valid(r, 16)                   # REGION: more rows than the tile has
+    pto.TLOAD(a, x[0:8, 0:16])
+    pto.TADDS(a, a, 1.0)
+    pto.TSTORE(z[0:8, 0:16], a)
+
+
 def _line(fn, tag: str) -> int:
     src, first = inspect.getsourcelines(fn)
     return first + next(i for i, ln in enumerate(src) if tag in ln)
@@ -68,3 +76,15 @@ def test_a_loop_stops_at_the_faulting_iteration(session):
     np.testing.assert_array_equal(z.numpy(), xh[:16])         # iterations 0 and 1 stored
     names = _names(session)
     assert names == ["TLOAD", "TSTORE"] * 2 + ["TLOAD"]
+
+
+def test_a_bad_runtime_valid_region_stops_the_kernel_there(session):
+    """Compiled kernels run on past a failed set_valid check (only guarded calls read a valid
+    region): the region is still the fault reported, and nothing after it runs."""
+    x = pypto.Tensor(np.arange(128, dtype=np.float32).reshape(8, 16))
+    z = pypto.zeros((8, 16), pypto.float32)
+    with pytest.raises(pypto.PtoError) as ei:
+        pypto.kernel(_bad_region)(x, z, 9)
+    assert f"test_fault_skips.py:{_line(_bad_region, 'REGION')}" in str(ei.value)
+    assert not z.numpy().any()
+    assert _names(session) == []

@@ -86,6 +86,7 @@ class _Gen:
         self.sites: list[Stmt] = []
         self.imports: dict[tuple[str, str], str] = {}
         self.dyn: dict[int, int] = {}        # dynamic tile id -> its slot in vv (rows, cols)
+        self.locals = False                  # valid sizes in locals vd<slot>, not the array vv
         self.params: list[str] = []
         self.chunks: list[str] = []          # source of the chunk functions
         self.chunking = False
@@ -101,7 +102,7 @@ class _Gen:
         tag = a[0]
         if tag == "tile":
             t = a[1]
-            vr, vc = (f"vv[{self.dyn[t.id]}]", f"vv[{self.dyn[t.id] + 1}]") if t.dynamic \
+            vr, vc = (self.valid(t, 0), self.valid(t, 1)) if t.dynamic \
                 else (expr(t.valid[0]), expr(t.valid[1]))
             return f"v_{t.id}, {vr}, {vc}, lay_{t.id}"
         if tag == "int":
@@ -118,6 +119,17 @@ class _Gen:
         if tag == "err":
             return "err"
         raise AssertionError(a)
+
+    def valid(self, t: TileVar, k: int) -> str:
+        """Where a dynamic tile's valid rows (k = 0) or columns (k = 1) live at run time."""
+        slot = self.dyn[t.id] + k
+        return f"vd{slot}" if self.locals else f"vv[{slot}]"
+
+    def set_size(self, t: TileVar, k: int, value, depth: int) -> None:
+        e = expr(value)
+        if self.locals and not e.startswith("np.int64("):
+            e = f"np.int64({e})"                 # one type for the local, whatever the source
+        self.emit(f"{self.valid(t, k)} = {e}", depth)
 
     def emit(self, line: str, depth: int) -> None:
         self.lines.append("    " * depth + line)
@@ -165,13 +177,13 @@ class _Gen:
                 self.call(c, s, depth)
             if isinstance(s, InstrNode) and self.events:
                 pipe = PIPES.index(s.pipe) if s.pipe in PIPES else -1
-                sizes = [f"vv[{self.dyn[t.id] + k}]" for t in dynamic_tiles(s) for k in (0, 1)]
+                sizes = [self.valid(t, k) for t in dynamic_tiles(s) for k in (0, 1)]
                 sizes += ["0"] * (4 - len(sizes))
                 self.emit(f"_record(ev, {expr(len(self.sites) - 1)}, block_idx, {expr(pipe)}, "
                           f"np.int64(ev[0, 0]), {', '.join(sizes)}, err)", depth)
             if isinstance(s, SetValid):
-                self.emit(f"vv[{self.dyn[s.tile.id]}] = {expr(s.rows)}", depth)
-                self.emit(f"vv[{self.dyn[s.tile.id] + 1}] = {expr(s.cols)}", depth)
+                self.set_size(s.tile, 0, s.rows, depth)
+                self.set_size(s.tile, 1, s.cols, depth)
             elif isinstance(s, Assign):
                 self.view(s.tile, s.addr, depth)
             elif isinstance(s, For):
@@ -231,6 +243,11 @@ def _hoist(lines: list[str]) -> list[str]:
     return [f"    {n} = np.int64({v})" for v, n in names.items()] + body
 
 
+def _long(body: list[Stmt]) -> bool:
+    """Whether some statement list of ``body`` (loop bodies too) is cut into chunks."""
+    return len(body) > CHUNK or any(isinstance(s, For) and _long(s.body) for s in body)
+
+
 def _tiles_in(stmts: list[Stmt]) -> list[TileVar]:
     seen: dict[int, TileVar] = {}
     for s in walk(stmts):
@@ -275,14 +292,15 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     for t in k.tiles:
         if t.dynamic:
             g.dyn[t.id] = 2 * len(g.dyn)
-    # dynamic tiles' valid (rows, cols); none: no array, and no np.empty for a first launch to compile
-    init = [f"    vv = np.empty({2 * len(g.dyn)}, np.int64)"] if g.dyn else []
-    for t in k.tiles:
-        if t.dynamic:
-            init.append(f"    vv[{g.dyn[t.id]}] = {t.type.rows}")
-            init.append(f"    vv[{g.dyn[t.id] + 1}] = {t.type.cols}")
     g.params = params
     g.chunking = not any(isinstance(s, Assign) and isinstance(s.addr, Expr) for s in walk(k.body))
+    # dynamic tiles' valid (rows, cols): locals where no chunk shares them (an array and its
+    # stores cost a small kernel a sixth of its compile), else the array vv the chunks are passed
+    g.locals = not (g.chunking and _long(k.body))
+    init = [f"    vv = np.empty({2 * len(g.dyn)}, np.int64)"] if g.dyn and not g.locals else []
+    for t in k.tiles:
+        if t.dynamic:
+            init += [f"    {g.valid(t, 0)} = {expr(t.type.rows)}", f"    {g.valid(t, 1)} = {expr(t.type.cols)}"]
     if not (g.chunking and len(k.body) > CHUNK):
         _prologue(g, k.tiles)
     g.stmts(k.body, 1)

@@ -196,3 +196,30 @@ def test_the_same_kernel_started_from_another_script_path_loads_from_the_cache(t
             for d, f in (("a", "first.py"), ("b", "second.py"))]
     assert int(runs[0][0]) >= 1
     assert int(runs[1][0]) == 0 and int(runs[1][1]) >= 1
+
+
+def test_valid_sizes_changed_in_a_loop_of_a_short_kernel():
+    """A kernel that is not cut into chunks keeps dynamic valid sizes in locals (no array to
+    allocate and store into); sizes set in one iteration of a runtime loop hold in the next."""
+    @pypto.kernel
+    def k(x, z, w):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 16), valid=pto.DYNAMIC)
+        for r in pto.range(4):
+            t.set_valid(1, w - r)
+            pto.TLOAD(t, x[r, 0:w - r])
+            pto.TADDS(t, t, 1.0)
+            pto.TSTORE(z[r, 0:w - r], t)
+
+    pypto.init()
+    try:
+        xh = np.arange(64, dtype=np.float32).reshape(4, 16)
+        x, z = pypto.Tensor(xh), pypto.zeros((4, 16), pypto.float32)
+        k(x, z, 9)
+        want = np.zeros((4, 16), np.float32)
+        for r in range(4):
+            want[r, :9 - r] = xh[r, :9 - r] + 1
+        assert np.array_equal(z.numpy(), want)
+        prog = next(p for ir in k._traces.values() for p in ir.programs.values())
+        assert "np.empty" not in prog.artifact.gen.source
+    finally:
+        pypto.finalize()

@@ -167,7 +167,12 @@ CLASS_ORDER = ("f32", "float32", "i32", "int32", "i16", "int16", "f16", "float16
                "i8", "int8", "u16", "uint16", "u32", "uint32", "bf16", "bfloat16")
 DTYPE_CLASS = {"f32": "f32", "float32": "f32", "f16": "f16", "float16": "f16", "bf16": "bf16",
                "bfloat16": "bf16", **{d: "int" for d in CLASS_ORDER if d[0] in "iu"}}
-SWEEP_PARAMS = ("dtype", "dt")
+DTYPE_PARAMS = ("dtype", "dt")
+
+
+def _swept(params: dict) -> str | None:
+    """The name of the dtype parameter of a parametrisation, if it has one."""
+    return next((k for k in DTYPE_PARAMS if k in params), None)
 
 
 def _mode_trim(items) -> None:
@@ -177,7 +182,7 @@ def _mode_trim(items) -> None:
         mode = getattr(cs.params.get("target"), "mode", None) if cs is not None else None
         if mode not in ("compiled", "eager") or getattr(item.function, "every_case_eager", False):
             continue
-        sweep = next((k for k in SWEEP_PARAMS if k in cs.params), None)
+        sweep = _swept(cs.params)
         if sweep is not None:
             if mode == "eager":
                 continue
@@ -192,7 +197,7 @@ def _mode_trim(items) -> None:
     for members in groups.values():
         def rank(item):
             cs = item.callspec.params
-            d = str(next((cs[k] for k in SWEEP_PARAMS if k in cs), ""))
+            d = str(cs[_swept(cs)]) if _swept(cs) else ""
             return CLASS_ORDER.index(d) if d in CLASS_ORDER else len(CLASS_ORDER)
         keep = min(members, key=rank)
         for item in members:
@@ -203,7 +208,7 @@ def _mode_trim(items) -> None:
 # A dtype sweep that runs on both SoCs runs each dtype on one of them in the quick tier (chosen
 # by a hash of the case, so each SoC gets about half); the full tier runs both. Cases without a
 # dtype parameter (the hand-made per-SoC semantics cases) always run on both SoCs.
-SOC_PARAMS, DTYPE_PARAMS = ("soc", "soc_"), ("dtype", "dt")
+SOC_PARAMS = ("soc", "soc_")
 
 
 def _soc_trim(items) -> None:
@@ -214,7 +219,7 @@ def _soc_trim(items) -> None:
         if cs is None:
             continue
         socp = next((k for k in SOC_PARAMS if k in cs.params), None)
-        if socp is None or not any(k in cs.params for k in DTYPE_PARAMS):
+        if socp is None or _swept(cs.params) is None:
             continue
         key = (item.nodeid.split("[")[0],) + tuple(sorted(
             (k, repr(v)) for k, v in cs.params.items() if k != socp))

@@ -131,6 +131,14 @@ class _Gen:
             e = f"np.int64({e})"                 # one type for the local, whatever the source
         self.emit(f"{self.valid(t, k)} = {e}", depth)
 
+    def cut(self, body: list[Stmt]) -> bool:
+        """Whether this statement list becomes calls of chunk functions."""
+        return self.chunking and len(body) > CHUNK
+
+    def cut_anywhere(self, body: list[Stmt]) -> bool:
+        """Whether ``body`` or a loop body inside it becomes chunks."""
+        return self.cut(body) or any(isinstance(s, For) and self.cut_anywhere(s.body) for s in body)
+
     def emit(self, line: str, depth: int) -> None:
         self.lines.append("    " * depth + line)
 
@@ -140,13 +148,12 @@ class _Gen:
 
     def call(self, c: L.Call, node: Stmt, depth: int) -> None:
         """A guarded call (lib/xcall.py): skipped after a fault, records its site on one. After a
-        run-time check the kernel returns at once where what follows it (a GM scalar read, a view
-        at a runtime address) is only safe once the check has passed; after the checks whose
-        value only reaches guarded calls it runs on (each return costs ~10% of a small kernel's
-        compile)."""
+        gate (a check that what follows relies on: a GM scalar read's bound, a view at a runtime
+        address) the kernel returns at once; after other checks it runs on, since only guarded
+        calls read what they checked (each return costs ~10% of a small kernel's compile)."""
         args = ", ".join(self.arg(a) for a in c.args)
         self.emit(f"{self.fn(c.fn)}({expr(self.site(node))}, {args})", depth)
-        if c.fn.module == _CHECKS and c.fn.name not in _ONLY_GUARDED_USE:
+        if c.gate:
             self.emit("if err[0] != 0:", depth)
             self.emit("    return", depth)
 
@@ -162,7 +169,7 @@ class _Gen:
     def stmts(self, body: list[Stmt], depth: int, loops: tuple[str, ...] = ()) -> None:
         """Emit a statement list; a list longer than CHUNK becomes calls of chunk functions (at
         any depth: loop bodies too), so no generated function grows with the kernel's length."""
-        if self.chunking and len(body) > CHUNK:
+        if self.cut(body):
             for i in range(0, len(body), CHUNK):
                 name, used = self.chunk(body[i:i + CHUNK], loops)
                 self.emit(f"{name}({expr(-1)}, {', '.join(used)})", depth)
@@ -218,10 +225,6 @@ class _Gen:
         return f"_xchunk{n}", params
 
 
-_CHECKS = L.LIB + ".checks"
-# checks whose value only guarded calls (skipped after a fault) and _record (likewise) read: a
-# valid region, a scalar operand before its conversion
-_ONLY_GUARDED_USE = frozenset({"set_valid", "int_scalar", "float_scalar"})
 # Top-level statements per separately compiled chunk of a long kernel. Each chunk re-slices every
 # tile it touches and is compiled as its own module, so small chunks cost more than they save:
 # a 16-instruction kernel compiled in 0.72 s with 16 and 0.40 s with 64, a 256-instruction one
@@ -241,11 +244,6 @@ def _hoist(lines: list[str]) -> list[str]:
         return names.setdefault(v, f"_i{v.replace('-', 'm')}")
     body = [_INT64.sub(name, ln) for ln in lines]
     return [f"    {n} = np.int64({v})" for v, n in names.items()] + body
-
-
-def _long(body: list[Stmt]) -> bool:
-    """Whether some statement list of ``body`` (loop bodies too) is cut into chunks."""
-    return len(body) > CHUNK or any(isinstance(s, For) and _long(s.body) for s in body)
 
 
 def _tiles_in(stmts: list[Stmt]) -> list[TileVar]:
@@ -296,12 +294,12 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     g.chunking = not any(isinstance(s, Assign) and isinstance(s.addr, Expr) for s in walk(k.body))
     # dynamic tiles' valid (rows, cols): locals where no chunk shares them (an array and its
     # stores cost a small kernel a sixth of its compile), else the array vv the chunks are passed
-    g.locals = not (g.chunking and _long(k.body))
+    g.locals = not g.cut_anywhere(k.body)
     init = [f"    vv = np.empty({2 * len(g.dyn)}, np.int64)"] if g.dyn and not g.locals else []
     for t in k.tiles:
         if t.dynamic:
             init += [f"    {g.valid(t, 0)} = {expr(t.type.rows)}", f"    {g.valid(t, 1)} = {expr(t.type.cols)}"]
-    if not (g.chunking and len(k.body) > CHUNK):
+    if not g.cut(k.body):
         _prologue(g, k.tiles)
     g.stmts(k.body, 1)
     body = _hoist(init + g.lines)

@@ -44,6 +44,7 @@ class Fn:
 class Call:
     fn: Fn
     args: tuple[Any, ...]
+    gate: bool = False       # a run-time check that unguarded code after it relies on
 
 
 def lib(path: str) -> Fn:
@@ -151,7 +152,7 @@ def gm_element(g: np.ndarray, offset: int, dtype) -> int | float:
 def bounds(v: GmView, base: int = 0) -> list[Call]:
     """Run-time checks of a view's bounds; ``base`` tells a scalar read's bounds (100 * (j + 1)
     for the j-th GM scalar read of an instruction) from its GM view operand's."""
-    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()))
+    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()), gate=True)
             for k, (_, val, lim) in enumerate(v.bounds)]
 
 
@@ -168,7 +169,7 @@ def lower(node: Stmt, soc) -> list[Call]:
             return []
         sp = soc.space(node.tile.type.loc)
         return [Call(lib("checks.assign"), (("int", node.addr), lit(node.tile.type.nbytes),
-                                            lit(sp.capacity), lit(sp.align), err()))]
+                                            lit(sp.capacity), lit(sp.align), err()), gate=True)]
     if not isinstance(node, InstrNode):
         return []
     unit = registry.get(node.name)

@@ -1,8 +1,8 @@
 """The whole-tensor kernels behind load_insn, one per instruction form, written in pypto's DSL.
 
-A contiguous tensor is walked in tiles of about TILE_BYTES, blocks taking every block_num-th
-chunk; the tail chunk is a narrower valid region. Sizes are runtime values (dynamic_shapes), so a
-new shape never recompiles; a new dtype does. The flags are the ones a real PTO kernel needs
+A contiguous tensor is walked in tiles of about TILE_BYTES, each block taking an even, contiguous
+share of the chunks; the tail chunk is a narrower valid region. Sizes are runtime values
+(dynamic_shapes), so a new shape never recompiles; a new dtype does. The flags are the ones a real PTO kernel needs
 between the DMA and vector pipes.
 """
 from __future__ import annotations
@@ -39,9 +39,12 @@ def row_width(itemsize: int) -> int:
 
 
 def _walk(n, cols):
-    """Yield (offset, width) of this block's chunks."""
+    """Yield (offset, width) of this block's chunks: an even, contiguous share of them, so its GM
+    reads and writes stay sequential (on two simulator threads a 16M-element add took 6.9 ms
+    instead of 7.2 ms with every block_num-th chunk)."""
     chunks = (n + cols - 1) // cols
-    for i in pto.range(pto.block_idx(), chunks, pto.block_num()):
+    b, nb = pto.block_idx(), pto.block_num()
+    for i in pto.range(b * chunks // nb, (b + 1) * chunks // nb):
         off = i * cols
         yield off, pto.min(cols, n - off)
 

@@ -223,3 +223,34 @@ def test_valid_sizes_changed_in_a_loop_of_a_short_kernel():
         assert "np.empty" not in prog.artifact.gen.source
     finally:
         pypto.finalize()
+
+
+LOAD_THEN_COMPILE_CHILD = CVT_CHILD + """
+loaded_only = "numba.cpython.listobj" not in sys.modules
+
+@pypto.kernel(mode=sys.argv[1])
+def fresh(x, z):
+    a = pto.Tile(pto.Vec, pto.float32, (1, 64))
+    pto.TLOAD(a, x)
+    pto.TMULS(a, a, float(sys.argv[2]))
+    pto.TSTORE(z, a)
+
+y = pypto.zeros((1, 64), pypto.float32)
+fresh(x, y)
+assert np.array_equal(y.numpy(), x.numpy() * np.float32(sys.argv[2]))
+print(loaded_only, "numba.cpython.listobj" in sys.modules)
+"""
+
+
+def test_cached_functions_load_without_numbas_registries_and_compiling_still_works(tmp_path):
+    """A second process loads pypto's cached functions with only numba's runtime initialised
+    (compile.py skips the registries' import, 0.1 s of a warm first launch); a kernel compiled
+    after that in the same process still gets them and computes the right values."""
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    run = lambda factor: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", LOAD_THEN_COMPILE_CHILD, "compiled", factor], env=env,
+        capture_output=True, text=True, check=True).stdout.split()
+    run("2.0")
+    second = run("3.0")                  # CVT_CHILD's kernel loads; `fresh` is a new constant
+    assert second[0] == "0"              # nothing compiled before `fresh`
+    assert second[2:] == ["True", "True"]

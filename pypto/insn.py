@@ -248,11 +248,17 @@ def load_insn(name: str, **params: Any) -> Insn:
             f"Insn {name} not found",
             rule="the instruction library is loaded by pypto.init(); no session is running",
             fix="call pypto.init() first")
-    sess = runtime.current()
     for provider in PROVIDERS:
         found = provider(name)
         if found is not None:
             return found
+    return library_insn(name, **params)
+
+
+def library_insn(name: str, **params: Any) -> Insn:
+    """load_insn's built-in instruction, never a custom operator of that name: what a custom
+    operator's own steps run (one loaded with ``replace=True`` may take a library name)."""
+    sess = runtime.current()
     spec = isa.lookup(name)
     if spec is not None and _loadable(spec.name):
         return Insn(spec, sess, params)

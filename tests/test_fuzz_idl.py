@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import pypto
 from pypto.idl import ast as A
-from pypto.idl import parse
+from pypto.idl import custom, parse
 
 from fuzzing import LONG_RUN, attempt, fuzz_settings, scalars, snapshot
 from test_idl_frontend import EXAMPLES, mutants
@@ -23,6 +23,14 @@ from test_idl_frontend import EXAMPLES, mutants
 pytestmark = pytest.mark.usefixtures("session")
 RUN_BUDGET = [0 if LONG_RUN else 4]           # executions (each compiles a fused kernel) left
 _files = itertools.count()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_loaded_operators():
+    """The mutants load operators under any name, library names too (replace=True): none may
+    outlive this module (a later test's load_insn("cast") got a leftover custom "cast")."""
+    yield
+    custom._REGISTRY.clear()
 
 
 def _write(tmp_path_factory, text, suffix=".idl"):

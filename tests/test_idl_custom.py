@@ -189,6 +189,41 @@ def test_load_before_init_and_name_clashes(fresh, tmp_path):
     assert pypto.load_custom_insn(str(p), replace=True) == ["TADD"]
 
 
+SHADOW = """
+package t;
+operator matmul {
+    input  { Tensor<a, FLOAT32 [M, K]>; Tensor<b, FLOAT32 [K, N]>; }
+    output { Tensor<c, FLOAT32 [M, N]>; }
+    computation { c = a @ b + 1.0; }
+}
+operator Proj {
+    input  { Tensor<x, FLOAT32 [M, K]>; Tensor<w, FLOAT32 [K, N]>; }
+    output { Tensor<y, FLOAT32 [M, N]>; }
+    computation { y = x @ w; }
+}
+"""
+
+
+def test_an_operator_named_like_a_library_instruction_runs_only_when_loaded_by_name(fresh, tmp_path):
+    """Defect (found by the full tier's IDL fuzzing): with an operator loaded under a library
+    name (replace=True), every operator step of that name ran the custom operator instead, and
+    failed with a raw AttributeError. Steps run the library instruction; load_insn gives the
+    custom one."""
+    p = tmp_path / "shadow.idl"
+    p.write_text(SHADOW)
+    assert pypto.load_custom_insn(str(p), replace=True) == ["matmul", "Proj"]
+    pypto.init()
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal((8, 4)).astype(np.float32)
+    want = x.astype(np.float64) @ w.astype(np.float64)
+    for name, plus in (("Proj", 0.0), ("matmul", 1.0)):
+        insn, out = pypto.load_insn(name), pypto.zeros((16, 4), pypto.float32)
+        for i, t in enumerate((pypto.Tensor(x), pypto.Tensor(w), out)):
+            insn.set_operand(i, t)
+        insn.execute()
+        np.testing.assert_allclose(out.numpy(), want + plus, rtol=1e-4, atol=1e-4)
+
+
 def test_missing_file_and_not_a_library(fresh, tmp_path):
     with pytest.raises(E.IdlError, match="does not exist"):
         pypto.load_custom_insn(str(tmp_path / "nope.idl"))

@@ -381,10 +381,10 @@ def _empty(value: Value, env: dict):
 
 def _library_launch(plan: Plan, s: Step, held: dict, new, env: dict):
     """(kernel, blocks, args) of one library step; its output tensor is made and held."""
-    from ..insn import load_insn
+    from ..insn import library_insn
     dst = plan.values[s.dst]
     out = new(s.dst)
-    insn = load_insn(s.insn, **s.params)
+    insn = library_insn(s.insn, **s.params)
     ops = []
     for i in s.srcs:
         t = held[i]

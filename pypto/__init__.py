@@ -25,14 +25,10 @@ from .timing import Timeline, timeline
 __version__ = "0.1.0"
 
 
-def _load_units() -> None:
-    """The built-in instruction units (numba code): imported when the registry is first read."""
-    import importlib
-    importlib.import_module("pypto.units")
-
-
+from . import units as _units  # noqa: E402  (imports no unit module: they load on first use)
 from .ir import registry as _registry  # noqa: E402
-_registry.add_loader(_load_units)
+_registry.add_loader(_units.load_all)
+_registry.add_finder(_units.find)
 
 __all__ = [
     "init", "finalize", "is_initialized", "get_device_count", "set_device", "stats", "reset_stats",

@@ -49,6 +49,7 @@ class Unit:
 _UNITS: dict[str, Unit] = {}
 _LOCK = threading.RLock()
 _LOADERS: list[Callable[[], None]] = []
+_FINDERS: list[Callable[[str], bool]] = []
 _loaded = False
 # category (or one instruction's name, which wins) -> why its instructions without a simulator
 # lowering are not simulated
@@ -61,6 +62,19 @@ def add_loader(load: Callable[[], None]) -> None:
     with _LOCK:
         _LOADERS.append(load)
         _loaded = False
+
+
+def add_finder(find: Callable[[str], bool]) -> None:
+    """``find(name)`` loads just what registers ``name`` when it knows that (returns True), so a
+    lookup of one instruction need not run the loaders; anything it does not know loads them."""
+    with _LOCK:
+        _FINDERS.append(find)
+
+
+def registered() -> frozenset[str]:
+    """The names registered so far, loading nothing."""
+    with _LOCK:
+        return frozenset(_UNITS)
 
 
 def register(unit: Unit, *, replace: bool = False) -> Unit:
@@ -91,8 +105,12 @@ def _ensure_loaded() -> None:
 
 def get(name: str) -> Unit | None:
     """The unit of ``name``, or None when only its table entry exists."""
-    _ensure_loaded()
-    return _UNITS.get(name)
+    unit = _UNITS.get(name)
+    if unit is None and not _loaded:
+        if not any(find(name) for find in list(_FINDERS)) or name not in _UNITS:
+            _ensure_loaded()
+        unit = _UNITS.get(name)
+    return unit
 
 
 def separate(name: str, dtype, soc) -> tuple[str, ...]:
@@ -117,7 +135,9 @@ def status(name: str) -> tuple[bool, str]:
     u = get(name)
     if u is not None and u.sim is not None:
         return True, ""
+    _ensure_loaded()                     # PENDING is filled by whichever unit module knows why
     return False, PENDING.get(name) or PENDING.get(TABLE[name].category, "not built yet")
 
 
-__all__ = ["Unit", "register", "get", "units", "simulated", "status"]
+__all__ = ["Unit", "register", "registered", "add_loader", "add_finder", "get", "units", "simulated",
+           "status"]

@@ -10,6 +10,7 @@ instruction is a new module here (docs/contributing.md walks through one): no li
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -21,8 +22,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _index: dict[str, str] | None = None        # instruction -> module, once read (or {} if stale)
 
 
-def modules() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+@functools.cache
+def modules() -> tuple[str, ...]:
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 
 
 def _fingerprint() -> str:

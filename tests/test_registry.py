@@ -3,7 +3,10 @@ reference and conformance cases, or listed as not simulated with a reason; names
 from the registry; registration is open at run time."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,9 +124,6 @@ def test_a_process_imports_only_the_unit_modules_its_instructions_need(tmp_path)
     """The first full load writes which module registers each instruction; a later process
     imports just those of its kernel's instructions (a warm first launch: 0.11 -> 0.075 s), and
     a missing or damaged index loads them all. Statuses are the same either way."""
-    import os
-    import subprocess
-    import sys
     env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
     run = lambda: [int(v) for v in subprocess.run(  # noqa: E731
         [sys.executable, "-c", LAZY_CHILD], env=env, capture_output=True, text=True,

@@ -2,8 +2,8 @@
 
 A contiguous tensor is walked in tiles of about TILE_BYTES, each block taking an even, contiguous
 share of the chunks; the tail chunk is a narrower valid region. Sizes are runtime values
-(dynamic_shapes), so a new shape never recompiles; a new dtype does. The flags are the ones a real PTO kernel needs
-between the DMA and vector pipes.
+(dynamic_shapes), so a new shape never recompiles; a new dtype does. The flags are the ones a real
+PTO kernel needs between the DMA and vector pipes.
 """
 from __future__ import annotations
 

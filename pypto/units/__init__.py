@@ -5,13 +5,13 @@ form, C++ emission), registered through ``pypto.ir.registry``.
 Importing this package imports none of them. pypto's ``__init__`` hands ``registry`` two ways in:
 ``load_all`` imports every module (the registry's first full read), and ``find`` imports only the
 module that registers one instruction, from an index the last full load wrote (a first kernel of
-three instructions then loads two modules, not all: 0.06 -> 0.02 s of a warm first launch). A new
-instruction is a new module here (docs/contributing.md walks through one): no list to edit.
+TLOAD, TMULS and TSTORE then imports 6 of the modules, not all: 0.06 -> 0.02 s of a warm first
+launch). A new instruction is a new module here (docs/contributing.md walks through one): no list
+to edit.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import json
 import os
@@ -19,7 +19,7 @@ import pkgutil
 import tempfile
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_index: dict[str, str] | None = None        # instruction -> module, once read (or {} if stale)
+_index: dict | None = None        # instruction -> module, once read ({} if missing or stale)
 
 
 @functools.cache
@@ -29,11 +29,8 @@ def modules() -> tuple[str, ...]:
 
 def _fingerprint() -> str:
     """The unit modules' sources: an edit to any of them makes the index stale."""
-    h = hashlib.sha256()
-    for m in modules():
-        with open(os.path.join(_HERE, m + ".py"), "rb") as f:
-            h.update(m.encode() + b"\0" + f.read())
-    return h.hexdigest()
+    from ..backends.sim.options import source_hash
+    return source_hash(_HERE)
 
 
 def _path() -> str:
@@ -71,11 +68,12 @@ def find(name: str) -> bool:
         try:
             with open(_path()) as f:
                 data = json.load(f)
-            _index = data["modules"] if data.get("fingerprint") == _fingerprint() else {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            _index = {}
-    module = _index.get(name) if isinstance(_index, dict) else None
-    if not isinstance(module, str) or module not in modules():
+        except (OSError, ValueError):
+            data = None
+        fresh = isinstance(data, dict) and data.get("fingerprint") == _fingerprint()
+        _index = data.get("modules") if fresh and isinstance(data.get("modules"), dict) else {}
+    module = _index.get(name)
+    if module not in modules():          # unknown here, or a damaged entry: the full load
         return False
     importlib.import_module(f"{__name__}.{module}")
     return True

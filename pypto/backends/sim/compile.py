@@ -18,6 +18,7 @@ import numba
 from numba.core import event
 
 from ...errors import ConfigError, PtoError
+from .options import source_hash
 
 _LOADED: dict[str, object] = {}
 _LOCK = threading.RLock()
@@ -25,16 +26,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _UNITS = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "units")
 
 
-def _hash_dir(d: str) -> str:
-    h = hashlib.sha256()
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".py"):
-            with open(os.path.join(d, f), "rb") as fh:
-                h.update(f.encode() + fh.read())
-    return h.hexdigest()
-
-
-_LIB_FINGERPRINT = _hash_dir(os.path.join(_HERE, "lib"))
+_LIB_FINGERPRINT = source_hash(os.path.join(_HERE, "lib"))
 _UNIT_RE = re.compile(r"(?:pypto\.units\.|from \.)(\w+) import")
 _unit_hashes: dict[str, str] = {}
 

@@ -43,6 +43,18 @@ def _env_threads() -> int:
     return n
 
 
+def source_hash(directory: str) -> str:
+    """Hash of the .py files in ``directory`` (names and contents): part of the key of what the
+    on-disk cache holds for code there, so an edit makes it stale."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in sorted(os.listdir(directory)):
+        if f.endswith(".py"):
+            with open(os.path.join(directory, f), "rb") as fh:
+                h.update(f.encode() + fh.read())
+    return h.hexdigest()
+
+
 def default_cache_dir() -> str:
     """PYPTO_CACHE_DIR, else $XDG_CACHE_HOME/pypto/kernels, else ~/.cache/pypto/kernels."""
     return _env_cache()

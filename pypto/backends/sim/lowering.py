@@ -38,6 +38,7 @@ class Fn:
     module: str
     name: str
     source: str | None = None
+    dense: "Fn | None" = None     # the instance to call when every tile operand is ND (lower())
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,24 @@ def lib(path: str) -> Fn:
 
 @functools.lru_cache(maxsize=None)
 def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
-    """An instance of an elementwise loop template (lib/elementwise.py)."""
-    src, prefix, fn = EW.instance(form, opmod, op, codec)
-    return Fn(prefix, fn, src)
+    """An instance of an elementwise loop template (lib/elementwise.py); lower() swaps in its
+    ND-only twin when the call's tiles are all ND."""
+    src, prefix, fn = EW.instance(form, opmod, op, codec, dense=False)
+    dsrc, dprefix, _ = EW.instance(form, opmod, op, codec, dense=True)
+    return Fn(prefix, fn, src, Fn(dprefix, fn, dsrc))
+
+
+def _nd(t: TileVar) -> bool:
+    """Whether a tile's rows are consecutive storage (layout.row_dense of its descriptor)."""
+    ir_, ic, _, bcs, _, _ = t.type.desc
+    return ir_ == 1 and ic == 1 and bcs == 1
+
+
+def _for_layouts(c: Call) -> Call:
+    """The call with its function's instance for the layouts its tiles have (they are static)."""
+    if c.fn.dense is None or not all(_nd(a[1]) for a in c.args if a[0] == "tile"):
+        return c
+    return Call(c.fn.dense, c.args, c.gate)
 
 
 def lit(value: int | bool) -> tuple:
@@ -192,7 +208,7 @@ def lower(node: Stmt, soc) -> list[Call]:
                                     rule="the simulator runs this instruction only with the "
                                          "parameters it models",
                                     fix="leave the parameter at its default")
-    return reads + unit.sim(node, soc)
+    return reads + [_for_layouts(c) for c in unit.sim(node, soc)]
 
 
 __all__ = ["Fn", "Call", "lib", "ew", "lit", "const", "tile", "err", "codec", "check_scalar",

@@ -269,6 +269,17 @@ def _run(dst, d, ds, src, s, ss, n, add):
                 dst[di] = src[si]
 
 
+@njit(**_J)
+def line(dst, d, src, s, ss, n):
+    """n elements into consecutive dst from src at stride ss: _run without the adding and
+    strided-dst forms a TLOAD of an unboxed tile never takes (its first compile: 0.33 -> 0.30 s)."""
+    if ss == 1:
+        _copy_n(dst, np.uint64(d), src, np.uint64(s), n)
+    else:
+        for x in range(n):
+            dst[np.uint64(d + x)] = src[np.uint64(s + x * ss)]
+
+
 @njit(**_C)
 def _lines(dst, d, ds, src, s, ss, n, starts, i0, i1, add):
     """The run of n elements at (src, dst) offset (s, d) of lines i0 .. i1 - 1, whose starts are

@@ -25,7 +25,7 @@ from numba.extending import intrinsic
 from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
-from .layout import _run, _store_n, copy_runs, offset, strided
+from .layout import _store_n, copy_runs, line as _line, offset, strided
 from .xcall import XCALLED, xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
@@ -152,7 +152,7 @@ def tload_lines(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
         return
     so, to, n, st, ls = _line_shape(lay, mode, s3, s4, t3, t4)
     for line in range(s0 * s1 * s2 * so):
-        _run(dst, line * ls, 1, gm, _gm_line(line, off, s1, s2, so, t0, t1, t2, to), st, n, False)
+        _line(dst, line * ls, gm, _gm_line(line, off, s1, s2, so, t0, t1, t2, to), st, n)
     if pad_dir == NO_PAD:
         return
     # tload's padding, with the rows or columns addressed as lines: through offset()'s general
@@ -176,7 +176,8 @@ def tstore_lines(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, l
         if st == 1:
             _store_n(gm, np.uint64(g), src, np.uint64(line * ls), n)
         else:
-            _run(gm, g, st, src, line * ls, 1, n, False)
+            for x in range(n):
+                gm[np.uint64(g + x * st)] = src[np.uint64(line * ls + x)]
 
 
 @intrinsic

@@ -97,6 +97,29 @@ def atomic_put(mode, rows, cols):
     return add
 
 
+def fan_out(mode):
+    """One kernel, two roles chosen by rank at run time (pto.when): rank 0 puts x into every
+    other rank's y, fences and sets its flag; the others wait for the flag, then TTEST it and,
+    where it holds, store a row of ones to ``seen``."""
+    @pypto.kernel(mode=mode)
+    def fan(x, y, flag, ones, seen):
+        t = pto.Tile(pto.Vec, x.dtype, (x.shape[0], x.shape[1]))
+        for _ in pto.when(pto.rank_id() == 0):
+            for r in pto.range(1, pto.rank_num()):
+                pto.TPUT(pto.remote(y, r), x, t)
+                pto.pipe_barrier(pto.PIPE_ALL)
+                pto.TNOTIFY(pto.remote(flag, r), 1, notifyOp="Set")
+        for _ in pto.when(pto.rank_id() != 0):
+            pto.TWAIT(flag, 1, cmp="EQ")
+            o = pto.Tile(pto.Vec, pto.int32, (1, 8))
+            pto.TLOAD(o, ones)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, pto.EVENT_ID0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, pto.EVENT_ID0)
+            for _ in pto.when(pto.TTEST(flag, 1, cmp="EQ")):
+                pto.TSTORE(seen, o)
+    return fan
+
+
 def collective(mode, name, rows, cols, root, op=None, pong=False):
     @pypto.kernel(mode=mode)
     def coll(mine, other):
@@ -183,6 +206,20 @@ def case_atomic_put(mode):
             want = sum(small(k).astype(np.float64) for k in range(n))
             assert np.array_equal(y.numpy().astype(np.float64), want), f"{dt}: {y.numpy().ravel()[:4]} vs {want.ravel()[:4]}"
         pypto.barrier()
+
+
+def case_fan_out(mode):
+    r, n = me()
+    x = tensor(pattern((8, 64), "f32", r))
+    y = tensor(np.zeros((8, 64), np.float32))
+    flag, seen = pypto.zeros((1,), pypto.int32), pypto.zeros((1, 8), pypto.int32)
+    pypto.barrier()
+    fan_out(mode)(x, y, flag, tensor(np.ones((1, 8), np.int32)), seen)
+    # rank 0 keeps its zeros; every other rank holds rank 0's x, its flag, and the TTEST's row
+    assert np.array_equal(y.numpy(), pattern((8, 64), "f32", 0) if r else np.zeros((8, 64), np.float32))
+    assert int(flag.numpy()[0]) == (1 if r else 0)
+    assert np.array_equal(seen.numpy(), np.full((1, 8), 1 if r else 0, np.int32))
+    pypto.barrier()
 
 
 def _reduce_ref(parts: list[np.ndarray], root: int, op: str) -> np.ndarray:

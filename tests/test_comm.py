@@ -92,13 +92,31 @@ def test_ttest_gives_every_comparison_in_eager_mode(sim):
     assert seen == [(c, v, bool(ops[c](5, v))) for c in ops for v in (4, 5, 6)]
 
 
-def test_ttest_in_a_traced_kernel_says_to_use_eager(sim):
-    @pypto.kernel
-    def probe(sig):
-        pto.TTEST(sig, 1, cmp="EQ")
+CMPS = {"EQ": np.equal, "NE": np.not_equal, "GT": np.greater, "GE": np.greater_equal,
+        "LT": np.less, "LE": np.less_equal}
 
-    with pytest.raises(E.TraceError, match="eager"):
-        probe(pypto.zeros((1,), pypto.int32))
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ttest_steers_a_pto_when_branch_in_both_modes(sim, mode):
+    """TTEST's 1 or 0 as a runtime condition: row k of the output is written only where case k's
+    comparison holds (compiled mode: a Returned value and a branch in the IR)."""
+    cases = [(c, v) for c in CMPS for v in (4, 5, 6)]
+
+    @pypto.kernel(mode=mode)
+    def probe(sig, ones, out):
+        t = pto.Tile(pto.Vec, pto.int32, (1, 8))
+        pto.TLOAD(t, ones)
+        for k, (cmp, v) in enumerate(cases):
+            for _ in pto.when(pto.TTEST(sig, v, cmp=cmp)):
+                pto.TSTORE(out[k:k + 1, 0:8], t)
+
+    out = pypto.zeros((len(cases), 8), pypto.int32)
+    probe(pypto.Tensor(np.array([5], np.int32)), pypto.Tensor(np.ones((1, 8), np.int32)), out)
+    want = np.array([[int(CMPS[c](5, v))] * 8 for c, v in cases], np.int32)
+    assert np.array_equal(out.numpy(), want)
+    if mode == "compiled":
+        text = probe.ir(pypto.Tensor(np.array([5], np.int32)), pypto.Tensor(np.ones((1, 8), np.int32)), out)
+        assert "%tt0 = pto.ttest" in str(text) and "if %tt0 {" in str(text)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -205,7 +223,7 @@ def test_every_case_and_example_on_one_rank(warm):
     """Each case checks itself against numpy (a failure raises in the fixture); every one ran."""
     assert warm == {"compiled": list(C.CASES), "eager": list(C.CASES), "allreduce.py": True,
                     "ring_allgather.py": True}
-    assert len(C.CASES) == 6
+    assert len(C.CASES) == 7
 
 
 @needs_mpi

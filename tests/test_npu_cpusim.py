@@ -189,3 +189,28 @@ def test_deviation_bfloat16_is_ieee_half_bits(cpusim):
     _run("add", a, b, c)
     as_half = (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
     assert np.array_equal(c.view(np.uint16), as_half)
+
+
+@pypto.kernel
+def k_branches(x, z, a, b):
+    t = pto.Tile(pto.Vec, pto.float32, (1, 64))
+    pto.TLOAD(t, x)
+    for _ in pto.when(a < b):
+        pto.TMULS(t, t, 2.0)
+    for _ in pto.when(a == b):
+        pto.TADDS(t, t, 1.0)
+    for _ in pto.when(a):
+        pto.TADDS(t, t, 10.0)
+    pto.TSTORE(z, t)
+
+
+@pytest.mark.parametrize("a, b", [(1, 2), (2, 2), (0, 0), (3, -1)])
+def test_runtime_branches(cpusim, a, b):
+    """pto.when as emitted C++ (`if ((a < b) != 0)`), against numpy written from the rule."""
+    xh = np.arange(64, dtype=np.float32)
+    z = pypto.zeros((64,), pypto.float32)
+    k_branches(pypto.Tensor(xh), z, a, b)
+    want = xh * np.float32(2) if a < b else xh.copy()
+    want = want + np.float32(1) if a == b else want
+    want = want + np.float32(10) if a else want
+    assert np.array_equal(z.numpy(), want)

@@ -348,3 +348,22 @@ def test_a_dn_view_into_an_mx_b_scale_tile_is_emitted_as_mx_b_dn(sim):
     src = emit_cpp(k, soc)
     assert re.search(r"GlobalTensor<float8_e8m0_t, Shape<1, 1, 64, 2, 2>, Stride<1, 1, 8, 2, 1>, "
                      r"Layout::MX_B_DN>", src), src
+
+
+def test_a_ttest_steering_a_branch_is_kept_in_an_int64(sim):
+    @pypto.kernel
+    def probe(sig, ones, out, n):
+        t = pto.Tile(pto.Vec, pto.int32, (1, 8))
+        pto.TLOAD(t, ones)
+        for _ in pto.when(pto.TTEST(sig, 5, cmp="GE")):
+            for _ in pto.when(n > 2):
+                pto.TSTORE(out, t)
+        pto.TTEST(sig, 1, cmp="EQ")                 # a result nobody reads is kept all the same
+
+    args = (pypto.zeros((1,), pypto.int32), pypto.zeros((1, 8), pypto.int32),
+            pypto.zeros((1, 8), pypto.int32), 3)
+    src = emit_kernel(*traced(probe, *args))
+    assert "int64_t pypto_tt0 = 0;" in src and "int64_t pypto_tt1 = 0;" in src
+    assert re.search(r"pypto_tt0 = comm::TTEST\(.*comm::WaitCmp::GE\) \? 1 : 0;", src)
+    assert re.search(r"pypto_tt1 = comm::TTEST\(.*comm::WaitCmp::EQ\) \? 1 : 0;", src)
+    assert "if (pypto_tt0 != 0) {" in src and re.search(r"if \(\(\w+ > 2\) != 0\) \{", src)

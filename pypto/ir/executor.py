@@ -38,6 +38,10 @@ class Builder:
     def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
         raise NotImplementedError
 
+    def when(self, cond: ExprLike) -> Iterator[ExprLike]:
+        """pto.when: iterate once if ``cond`` is non-zero when the kernel runs, else never."""
+        raise NotImplementedError
+
     def block_idx(self) -> ExprLike:
         raise NotImplementedError
 
@@ -53,7 +57,8 @@ class Builder:
         raise NotImplementedError
 
     def scalar_result(self, node: Stmt) -> ExprLike:
-        """The scalar an instruction returns (TTEST's bool): its value (eager)."""
+        """The scalar an instruction returns (TTEST's 1 or 0): its value (eager) or a Returned
+        expression for the IR (tracer)."""
         raise NotImplementedError
 
     def new_tile(self, tile: TileVar, site: Site | None = None) -> None:

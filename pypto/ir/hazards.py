@@ -526,10 +526,10 @@ def _gm_key(v: GmView, iters: tuple) -> str:
 
 def stream(body: list[Stmt], iters: tuple = ()) -> Iterator[tuple[Stmt, tuple]]:
     """The statements in program order, each loop body twice (once if it runs once, never if it
-    never runs), with the loop iterations they belong to."""
+    never runs; a pto.when branch's once), with the loop iterations they belong to."""
     for s in body:
         if isinstance(s, For):
-            n = _trip_count(s)
+            n = 1 if s.branch else _trip_count(s)
             for k in range(2 if n is None else min(n, 2)):
                 yield from stream(s.body, iters + ((s.var.name, k),))
         else:

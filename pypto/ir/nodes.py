@@ -21,6 +21,10 @@ from ..errors import TraceError
 # toward zero, so the IR names them for what they compute: floordiv, floormod.
 _FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "floordiv": operator.floordiv,
          "floormod": operator.mod, "min": min, "max": max}
+# Comparisons give 1 or 0 (an int64, as in C): the conditions of pto.when.
+COMPARE_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+               ">": operator.gt, ">=": operator.ge}
+_FOLD.update({op: (lambda f: lambda a, b: int(f(a, b)))(f) for op, f in COMPARE_OPS.items()})
 CALL_OPS = ("floordiv", "floormod", "min", "max")     # printed as calls: floordiv(a, b)
 
 
@@ -48,21 +52,21 @@ class Expr:
 
     __rtruediv__ = __truediv__
 
-    def _compare(self, o):
-        raise TraceError(f"comparing the runtime value `{self}` with {o!r} while tracing",
-                         rule="Python comparisons and `if` run at trace time; runtime values are only "
-                              "known when the kernel runs",
-                         fix="use pto.min/pto.max and valid regions for tails and pto.range for loops; "
-                             "or run with mode='eager', where Python control flow sees real values")
-
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare
+    # comparisons build a runtime condition (1 or 0) for pto.when; `if` on one is refused below
+    def __lt__(self, o): return binop("<", self, o)
+    def __le__(self, o): return binop("<=", self, o)
+    def __gt__(self, o): return binop(">", self, o)
+    def __ge__(self, o): return binop(">=", self, o)
+    def __eq__(self, o): return binop("==", self, o)      # type: ignore[override]
+    def __ne__(self, o): return binop("!=", self, o)      # type: ignore[override]
 
     def __bool__(self):
         raise TraceError(f"the runtime value `{self}` has no truth value while tracing",
                          rule="Python `if`/`while`/`and`/`or` run at trace time; runtime values are "
                               "only known when the kernel runs",
-                         fix="use pto.min/pto.max and valid regions for tails, pto.range for loops, "
-                             "or run the kernel with mode='eager' to use Python control flow")
+                         fix="branch with `for _ in pto.when(cond):`, use pto.min/pto.max and valid "
+                             "regions for tails and pto.range for loops, or run the kernel with "
+                             "mode='eager' to use Python control flow")
 
     def __index__(self):
         raise TraceError(f"the runtime value `{self}` cannot be used as a Python int while tracing",
@@ -96,6 +100,13 @@ class BinOp(Expr):
         if self.op in CALL_OPS:
             return f"{self.op}({self.lhs!r}, {self.rhs!r})"
         return f"({self.lhs!r} {self.op} {self.rhs!r})"
+
+
+@dataclass(eq=False, repr=False)
+class Returned(Var):
+    """The value an instruction returned (TTEST: 1 or 0), read after it ran; ``slot`` numbers
+    the kernel's returned values."""
+    slot: int = 0
 
 
 ExprLike = Union[int, float, Expr]
@@ -132,7 +143,8 @@ def binop(op: str, a: ExprLike, b: ExprLike) -> ExprLike:
         return a.rhs                       # (x + w) - x  ->  w  (slice extents)
     if op == "floordiv" and not isinstance(b, Expr) and b == 1:
         return a
-    dt = "f64" if "f64" in (getattr(a, "dtype", _lit_dtype(a)), getattr(b, "dtype", _lit_dtype(b))) else "i64"
+    dt = "f64" if "f64" in (getattr(a, "dtype", _lit_dtype(a)), getattr(b, "dtype", _lit_dtype(b))) \
+        and op not in COMPARE_OPS else "i64"
     return BinOp(op, a, b, dt)
 
 
@@ -419,6 +431,7 @@ class InstrNode(Stmt):
     pipe: str | None = None
     core: str | None = None
     effects: tuple[Effect, ...] = ()
+    result: Returned | None = None      # the value it returns, when a kernel reads it (TTEST)
 
 
 def dynamic_tiles(node: InstrNode) -> list[TileVar]:
@@ -462,11 +475,14 @@ class Sync(Stmt):
 
 @dataclass(eq=False)
 class For(Stmt):
+    """A runtime loop; with ``branch`` (pto.when) it runs once when ``stop`` (a 1-or-0
+    condition) is 1, else never: a data-dependent branch that every pass handles as a loop."""
     var: Var
     start: ExprLike
     stop: ExprLike
     step: ExprLike
     body: list[Stmt] = field(default_factory=list)
+    branch: bool = False
 
 
 @dataclass(eq=False)

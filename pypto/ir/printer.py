@@ -50,7 +50,8 @@ def _stmts(stmts, indent: int, out: list[str]) -> None:
             if s.params:
                 params = " {" + ", ".join(f"{k} = {v}" for k, v in s.params.items()) + "}"
             pipe = f"  // PIPE_{s.pipe}" + (f", {s.core}" if s.core else "") if s.pipe else ""
-            out.append(f"{pad}pto.{s.name.lower()} {ops}{params}{pipe}")
+            res = f"%{s.result.name} = " if s.result is not None else ""
+            out.append(f"{pad}{res}pto.{s.name.lower()} {ops}{params}{pipe}")
         elif isinstance(s, SetValid):
             out.append(f"{pad}pto.set_valid %{s.tile.name}, {expr(s.rows)}, {expr(s.cols)}")
         elif isinstance(s, Assign):
@@ -62,6 +63,10 @@ def _stmts(stmts, indent: int, out: list[str]) -> None:
                 out.append(f"{pad}pto.barrier PIPE_{s.src}{tag}")
             else:
                 out.append(f"{pad}pto.{s.kind} PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event}{tag}")
+        elif isinstance(s, For) and s.branch:
+            out.append(f"{pad}if {expr(s.stop)} {{")
+            _stmts(s.body, indent + 1, out)
+            out.append(f"{pad}}}")
         elif isinstance(s, For):
             out.append(f"{pad}for %{s.var.name} = {expr(s.start)} to {expr(s.stop)} step {expr(s.step)} {{")
             _stmts(s.body, indent + 1, out)

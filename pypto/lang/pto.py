@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 from .. import dtypes as _D
 from ..errors import KernelError as _KernelError
-from ..ir.nodes import ExprLike, GmView, GroupView as _GroupView, Sync as _Sync, binop as _binop, is_runtime
+from ..ir.nodes import (Expr as _Expr, ExprLike, GmView, GroupView as _GroupView, RtFloat as _RtFloat,
+                        Sync as _Sync, binop as _binop, is_runtime)
 from ..isa import TABLE as _TABLE
 from ..isa.schema import LAYOUT_ORDERS as _LAYOUT_ORDERS, PIPES as _PIPES, TILE_ALIASES as _TILE_ALIASES
 from . import builder as _B
@@ -49,6 +50,24 @@ def range(start: ExprLike, stop: ExprLike | None = None, step: ExprLike = 1) -> 
     for n, v in (("start", start), ("stop", stop), ("step", step)):
         _S.require_kernel_scalar(v, f"pto.range {n}")
     return b.range(start, stop, step)
+
+
+def when(cond: ExprLike) -> Iterator[ExprLike]:
+    """A runtime branch: ``for _ in pto.when(cond):`` runs its body once if ``cond`` is
+    non-zero when the kernel runs, else never. ``cond`` is a comparison of runtime scalars
+    (``pto.rank_id() == 0``, ``n > 4``), TTEST's result, or any integer scalar. One IR node
+    (a loop of 0 or 1 trips) in compiled mode, a plain Python test in eager mode; the body may
+    not break or return, as in pto.range."""
+    b = _B.current("pto.when")
+    cond = _S.py_scalar(cond)
+    if isinstance(cond, bool):
+        cond = int(cond)
+    if isinstance(cond, (float, _RtFloat)) or (isinstance(cond, _Expr) and cond.dtype != "i64"):
+        raise _KernelError(f"pto.when: {cond!r} is a float, not a condition",
+                          rule="a branch condition is an integer scalar or a comparison (1 or 0)",
+                          fix="compare it, e.g. pto.when(x > 0.0)")
+    _S.require_kernel_scalar(cond, "pto.when condition")
+    return b.when(cond)
 
 
 def block_idx() -> ExprLike:

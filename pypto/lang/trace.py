@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import TraceError
-from ..ir.nodes import ExprLike, For, GmLoad, Stmt, TileVar, Var, is_static
+from ..ir.nodes import COMPARE_OPS, BinOp, ExprLike, For, GmLoad, Returned, Stmt, TileVar, Var, binop, is_static
 from ..isa.soc import SocProfile
 from ..ir.executor import LOOP_EXIT, Builder
 from ..ir.placement import Placement
@@ -24,6 +24,7 @@ class TraceBuilder(Builder):
         self._bnum = Var("block_num", "block_num")
         self._rank = Var("rank_id", "rank_id")
         self._ranks = Var("rank_num", "rank_num")
+        self._results = 0          # values instructions returned (TTEST), numbered
 
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)
@@ -50,11 +51,18 @@ class TraceBuilder(Builder):
         return self._ranks
 
     def scalar_result(self, node: Stmt) -> ExprLike:
-        raise TraceError(f"{node.name}'s result steers Python control flow, which a traced kernel "
-                         "cannot do yet",
-                         rule="compiled mode traces the body once; the IR has no data-dependent "
-                              "branch or loop yet",
-                         fix="run this kernel with @pypto.kernel(mode='eager'), or wait with TWAIT")
+        node.result = Returned(f"tt{self._results}", "result", slot=self._results)
+        self._results += 1
+        return node.result
+
+    def when(self, cond: ExprLike) -> Iterator[ExprLike]:
+        if not isinstance(cond, (Var, BinOp, GmLoad)):    # known while tracing: Python decides
+            return iter((0,) if cond else ())
+        if not (isinstance(cond, Returned) or isinstance(cond, BinOp) and cond.op in COMPARE_OPS):
+            cond = binop("!=", cond, 0)
+        var = Var(f"w{self._loops}", "loop")
+        self._loops += 1
+        return _Loop(self, For(var, 0, cond, 1, branch=True))
 
     def range(self, start: ExprLike, stop: ExprLike, step: ExprLike) -> Iterator[ExprLike]:
         if is_static(step) and step == 0:

@@ -12,8 +12,8 @@ Choices where the NPU leaves the result open:
 * TPUT AtomicAdd: integers wrap, floats are one addition rounded to the type (as TSTORE's);
   concurrent adds to one element from several ranks land in an unspecified order.
 * TREDUCE Max/Min with NaNs: a NaN wins (numpy's maximum/minimum).
-* TTEST returns its bool to Python: kernels that branch on it run in eager mode (the IR has no
-  data-dependent branch yet); TWAIT works in both modes.
+* TTEST returns 1 or 0: a Python value in eager mode, a runtime condition in compiled mode
+  (``for _ in pto.when(pto.TTEST(...)):``); the C++ keeps it in an int64 pypto_tt<n>.
 Reference: conformance/test_comm.py and tests/comm_cases/.
 """
 from __future__ import annotations
@@ -184,8 +184,10 @@ def emit(node, soc, cx) -> str:
         ops.append(f"comm::WaitCmp::{p['cmp']}")
     elif node.name == "TREDUCE":
         ops.append(f"comm::ReduceOp::{p['reduceOp']}")
-    call = f"{name}{tmpl}({', '.join(ops)});"
-    return f"(void){call}" if node.name == "TTEST" else call
+    call = f"{name}{tmpl}({', '.join(ops)})"
+    if node.name == "TTEST":
+        return f"pypto_tt{node.result.slot} = {call} ? 1 : 0;" if node.result is not None else f"(void){call};"
+    return call + ";"
 
 
 for _name, _spec in TABLE.items():

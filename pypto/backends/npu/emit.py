@@ -18,8 +18,8 @@ from typing import Callable
 from ...errors import NotSimulatedError
 from ...ir import guards as G
 from ...ir import registry
-from ...ir.nodes import (Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, SetValid, Stmt, Sync,
-                         TileVar, Var, binop, walk)
+from ...ir.nodes import (COMPARE_OPS, Assign, BinOp, For, GmLoad, GmView, InstrNode, Kernel, Returned,
+                         SetValid, Stmt, Sync, TileVar, Var, binop, walk)
 from .. import errcodes as EC
 from . import abi
 
@@ -126,7 +126,7 @@ static inline AICORE __gm__ T *pypto_remote(__gm__ PyptoWorld *w, __gm__ T *p, i
 }
 """
 
-_CXX_OPS = {"+": "+", "-": "-", "*": "*"}
+_CXX_OPS = {"+": "+", "-": "-", "*": "*", **{op: op for op in COMPARE_OPS}}
 _CALLS = {"floordiv": "pypto_floordiv", "floormod": "pypto_floormod", "min": "pypto_min", "max": "pypto_max"}
 _LAYOUT = {"ND": "Layout::ND", "DN": "Layout::DN", "NZ": "Layout::NZ", "Nz": "Layout::NZ"}
 
@@ -215,6 +215,8 @@ class Emitter:
 
     def expr(self, x) -> str:
         """C++ of an index expression (int64 arithmetic)."""
+        if isinstance(x, Returned):
+            return f"pypto_tt{x.slot}"
         if isinstance(x, Var):
             if x.kind == "block_idx":
                 return "block_idx"
@@ -370,6 +372,12 @@ class Emitter:
                 self.line(f"pipe_barrier(PIPE_{s.src});")
             else:
                 self.line(f"{s.kind}(PIPE_{s.src}, PIPE_{s.dst}, EVENT_ID{s.event});")
+        elif isinstance(s, For) and s.branch:          # pto.when
+            self.line(f"if ({self.expr(s.stop)} != 0) {{")
+            self.depth += 1
+            self.stmts(s.body)
+            self.depth -= 1
+            self.line("}")
         elif isinstance(s, For):
             v = _ident(s.var.name, self.taken)
             self.names[id(s.var)] = v
@@ -434,6 +442,8 @@ def emit_with_sites(k: Kernel, soc, *, header: str = "", guards: bool = True) ->
     cx.line(f"__gm__ int64_t *pypto_err = {abi.ERR} + {EC.SIZE} * block_idx;   // this block's fault record")
     cx.line("(void)block_num;")
     cx.line("(void)pypto_err;")
+    for n in (s.result.slot for s in walk(k.body) if isinstance(s, InstrNode) and s.result is not None):
+        cx.line(f"int64_t pypto_tt{n} = 0;   // what a TTEST returned")
     for t in k.tiles:
         ty = t.type
         where = f"{soc.space(ty.loc).buffer}"

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 
 from ...errors import PtoError
-from ...ir.nodes import (Assign, BinOp, Expr, For, GmLoad, InstrNode, Kernel, ScalarParam, SetValid,
-                         Stmt, Sync, TensorParam, TileVar, Var, dynamic_tiles, walk)
+from ...ir.nodes import (COMPARE_OPS, Assign, BinOp, Expr, For, GmLoad, InstrNode, Kernel, Returned,
+                         ScalarParam, SetValid, Stmt, Sync, TensorParam, TileVar, Var, dynamic_tiles, walk)
 from ...isa.schema import PIPES
 from . import compile as C
 from . import lowering as L
@@ -42,6 +42,8 @@ def module_source(comment: str, imports: list[str], params: list[str], body: lis
 
 def expr(x) -> str:
     """Python source of an index expression; ints are int64 so a new value never re-specialises."""
+    if isinstance(x, Returned):
+        return f"tr[{x.slot}]"
     if isinstance(x, Var):
         return {"scalar": f"s_{x.name}", "shape": f"n_{x.name}"}.get(x.kind, x.name)
     if isinstance(x, GmLoad):
@@ -54,6 +56,8 @@ def expr(x) -> str:
     if isinstance(x, BinOp):
         if x.op in ("min", "max"):
             return f"{x.op}({expr(x.lhs)}, {expr(x.rhs)})"
+        if x.op in COMPARE_OPS:
+            return f"np.int64({expr(x.lhs)} {x.op} {expr(x.rhs)})"
         return f"({expr(x.lhs)} {_PY_OPS[x.op]} {expr(x.rhs)})"
     if isinstance(x, bool):
         return repr(x)
@@ -118,6 +122,8 @@ class _Gen:
             return _SCALAR[dt.short].format(e) if dt.is_float else f"np.{dt.storage.name}({e})"
         if tag == "err":
             return "err"
+        if tag == "result":                  # a value no expression reads: written and dropped
+            return "np.zeros(1, np.int64)"
         raise AssertionError(a)
 
     def valid(self, t: TileVar, k: int) -> str:
@@ -151,7 +157,8 @@ class _Gen:
         gate (a check that what follows relies on: a GM scalar read's bound, a view at a runtime
         address) the kernel returns at once; after other checks it runs on, since only guarded
         calls read what they checked (each return costs ~10% of a small kernel's compile)."""
-        args = ", ".join(self.arg(a) for a in c.args)
+        args = ", ".join(f"tr[{node.result.slot}:{node.result.slot + 1}]" if a[0] == "result" and
+                         node.result is not None else self.arg(a) for a in c.args)
         self.emit(f"{self.fn(c.fn)}({expr(self.site(node))}, {args})", depth)
         if c.gate:
             self.emit("if err[0] != 0:", depth)
@@ -193,6 +200,9 @@ class _Gen:
                 self.set_size(s.tile, 1, s.cols, depth)
             elif isinstance(s, Assign):
                 self.view(s.tile, s.addr, depth)
+            elif isinstance(s, For) and s.branch:
+                self.emit(f"if {expr(s.stop)} != 0:", depth)
+                self.stmts(s.body, depth + 1, loops)
             elif isinstance(s, For):
                 self.emit(f"for {s.var.name} in range({expr(s.start)}, {expr(s.stop)}, {expr(s.step)}):", depth)
                 self.stmts(s.body, depth + 1, loops + (s.var.name,))
@@ -217,7 +227,7 @@ class _Gen:
         n = len(self.chunks)
         body = "\n".join(_hoist(self.lines))
         names = set(_NAME.findall(body))
-        params = [p for p in self.params + ["vv"] + list(loops) if p in names and p != "err"]
+        params = [p for p in self.params + ["vv", "tr"] + list(loops) if p in names and p != "err"]
         params.append("err")                     # last: guarded calls find the record there
         self.chunks.append(f"\n\n{CHUNK_JIT}\ndef _chunk{n}({', '.join(params)}):\n" + body +
                            f"\n\n\n_xchunk{n} = guarded(_chunk{n})\n")
@@ -296,6 +306,9 @@ def generate(k: Kernel, soc, cache_dir: str, events: bool = False) -> Generated:
     # stores cost a small kernel a sixth of its compile), else the array vv the chunks are passed
     g.locals = not g.cut_anywhere(k.body)
     init = [f"    vv = np.empty({2 * len(g.dyn)}, np.int64)"] if g.dyn and not g.locals else []
+    results = sum(1 for s in walk(k.body) if isinstance(s, InstrNode) and s.result is not None)
+    if results:                      # what value-returning instructions (TTEST) gave, by slot
+        init.append(f"    tr = np.zeros({results}, np.int64)")
     for t in k.tiles:
         if t.dynamic:
             init += [f"    {g.valid(t, 0)} = {expr(t.type.rows)}", f"    {g.valid(t, 1)} = {expr(t.type.cols)}"]

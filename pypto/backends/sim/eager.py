@@ -159,6 +159,9 @@ class EagerExecutor(Builder):
         """The value the instruction just run returned (TTEST: 1 or 0)."""
         return RtInt(int(self.result[0]))
 
+    def when(self, cond) -> Iterator[ExprLike]:
+        return self.range(0, 1 if cond else 0, 1)
+
     def range(self, start, stop, step) -> Iterator[ExprLike]:
         if int(step) == 0:
             raise TraceError("pto.range step is 0", rule="a loop step must be non-zero",

@@ -280,3 +280,17 @@ def test_floats_at_the_top_of_64_bit_ranges_are_refused_not_wrapped(data, dtype)
 
 def test_set_param_with_a_name_that_is_not_a_string():
     raises(E.OperandError, pypto.load_insn("cmp").set_param, slice(1, 2), None)   # was unhashable
+
+
+@pytest.mark.parametrize("mode", ["compiled", "eager"])
+@pytest.mark.parametrize("shape, stride", [((1, 1, 1, 4, 8), None), (None, (1, 1, 1, 8, 1)),
+                                           (5, (1, 1, 1, 8, 1)), ((1, 1, 1, 4, 8), (1, 1, 1, "8", 1)),
+                                           ((1, 1, 1, 4, None), (1, 1, 1, 8, 1))])
+def test_a_global_tensor_without_sequences_of_integers_is_a_shape_error(mode, shape, stride):
+    """The DSL fuzzer's pto.GlobalTensor(x, shape, None): a raw TypeError ('NoneType' object is
+    not iterable) from inside pypto."""
+    @pypto.kernel(mode=mode)
+    def k(x):
+        pto.GlobalTensor(x, shape, stride)
+
+    raises(E.PtoError, k, pypto.zeros((8, 8), pypto.float32))

@@ -132,7 +132,7 @@ def GlobalTensor(t: GmTensor, shape, stride, offset: ExprLike = 0, layout: str =
         raise _KernelError(f"pto.GlobalTensor: {t!r} is not a kernel tensor parameter",
                            rule="a GlobalTensor is a window on a tensor the kernel was launched with",
                            fix="pass one of the kernel's tensor parameters")
-    return _S.global_tensor(t._param, tuple(shape), tuple(stride), offset, layout, _B.user_site())
+    return _S.global_tensor(t._param, shape, stride, offset, layout, _B.user_site())
 
 
 # -- sync ---------------------------------------------------------------------------------------------

@@ -242,9 +242,13 @@ def slice_view(tensor: TensorParam, key: Any, site: Site | None) -> GmView:
 
 
 def global_tensor(tensor: TensorParam, shape, stride, offset, layout, site) -> GmView:
-    if len(shape) != 5 or len(stride) != 5:
-        raise _at(ShapeError("pto.GlobalTensor takes a 5-entry shape and a 5-entry stride",
+    if not all(isinstance(x, (tuple, list)) and len(x) == 5 for x in (shape, stride)):
+        raise _at(ShapeError(f"pto.GlobalTensor takes a 5-entry shape and a 5-entry stride, not "
+                             f"shape={shape!r}, stride={stride!r}",
+                             rule="a GlobalTensor's shape and stride are tuples of 5 integers",
                              fix="pad with leading 1s, e.g. shape=(1, 1, 1, rows, cols)"), site)
+    shape = tuple(_index(s, f"GlobalTensor shape[{i}]", site) for i, s in enumerate(shape))
+    stride = tuple(_index(s, f"GlobalTensor stride[{i}]", site) for i, s in enumerate(stride))
     if layout not in ("ND", "DN", "NZ"):
         raise _at(ShapeError(f"GlobalTensor layout {layout!r} is not simulated yet",
                              rule="this version simulates ND and DN GM layouts"), site)

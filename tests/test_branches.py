@@ -125,3 +125,17 @@ def test_leaving_a_branch_early_is_refused_in_both_modes(session, mode):
 
     with pytest.raises(E.TraceError, match="left early"):
         k(pypto.zeros((4,), pypto.float32), 5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("cond", [lambda v: v > 0.5, lambda v: v == 0, lambda v: v != 0, lambda v: v + 1])
+def test_a_gm_element_in_a_condition_says_how_to_read_it(session, mode, cond):
+    """x[i] is a one-element GM view, read as a number only as an instruction's scalar operand:
+    comparing it was a raw TypeError (or, with ==, a silent False)."""
+    @pypto.kernel(mode=mode)
+    def k(x, z):
+        for _ in pto.when(cond(x[0])):
+            pass
+
+    with pytest.raises(E.TraceError, match="scalar operand"):
+        k(pypto.zeros((8,), pypto.float32), pypto.zeros((8,), pypto.float32))

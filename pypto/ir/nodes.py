@@ -353,6 +353,29 @@ class GmView:
         peer = f"@rank({self.rank!r})" if self.rank is not None else ""
         return f"{self.tensor!r}{peer}[off={self.offset!r}, shape={shp}]"
 
+    def _not_a_scalar(self, *_):
+        what = "one element of" if self.point else "a window on"
+        raise TraceError(f"{self.tensor.name}[...] is {what} a GM tensor, used here as a number",
+                         rule="a GM element is read as a scalar only as an instruction's scalar "
+                              "operand (TADDS(t, t, x[i])); arithmetic, comparisons and pto.when "
+                              "take kernel scalars, loop indices, block and rank ids",
+                         fix="pass the value as a kernel scalar argument, or load it into a tile "
+                             "(or, between devices, TTEST a signal)")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _not_a_scalar
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _not_a_scalar
+    __lt__ = __le__ = __gt__ = __ge__ = __index__ = __int__ = __float__ = _not_a_scalar
+
+    def __eq__(self, o):                  # views compare by identity; with a number, refused
+        if isinstance(o, (int, float, Expr)):
+            self._not_a_scalar()
+        return self is o
+
+    def __ne__(self, o):
+        return not self.__eq__(o)
+
+    __hash__ = object.__hash__
+
 
 @dataclass(eq=False, repr=False)
 class GroupView(GmView):

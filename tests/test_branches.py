@@ -139,3 +139,19 @@ def test_a_gm_element_in_a_condition_says_how_to_read_it(session, mode, cond):
 
     with pytest.raises(E.TraceError, match="scalar operand"):
         k(pypto.zeros((8,), pypto.float32), pypto.zeros((8,), pypto.float32))
+
+
+def test_the_timeline_prices_the_path_each_launch_took(session):
+    @pypto.kernel
+    def k(x, z, n):
+        t = pto.Tile(pto.Vec, pto.float32, (64, 64))
+        pto.TLOAD(t, x)
+        for _ in pto.when(n > 2):
+            for _ in range(8):
+                pto.TMULS(t, t, 2.0)
+        pto.TSTORE(z, t)
+
+    x, z = pypto.Tensor(np.ones((64, 64), np.float32)), pypto.zeros((64, 64), pypto.float32)
+    skipped, taken = (pypto.timeline(k, x, z, n) for n in (1, 3))
+    assert "TMULS" not in skipped.by_instruction() and taken.by_instruction()["TMULS"] > 0
+    assert taken.cycles > skipped.cycles

@@ -155,3 +155,26 @@ def test_the_timeline_prices_the_path_each_launch_took(session):
     skipped, taken = (pypto.timeline(k, x, z, n) for n in (1, 3))
     assert "TMULS" not in skipped.by_instruction() and taken.by_instruction()["TMULS"] > 0
     assert taken.cycles > skipped.cycles
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_and_or_not_written_with_arithmetic(session, mode):
+    """The user guide's forms: * is "and", + is "or", == 0 is "not"."""
+    @pypto.kernel(mode=mode)
+    def k(x, z, a, b):
+        t = pto.Tile(pto.Vec, pto.float32, (1, 8))
+        pto.TLOAD(t, x)
+        for _ in pto.when((a > 0) * (b > 0)):
+            pto.TADDS(t, t, 1.0)
+        for _ in pto.when((a > 0) + (b > 0)):
+            pto.TADDS(t, t, 10.0)
+        for _ in pto.when((a > 0) == 0):
+            pto.TADDS(t, t, 100.0)
+        pto.TSTORE(z, t)
+
+    for a in (-1, 1):
+        for b in (-1, 1):
+            z = pypto.zeros((8,), pypto.float32)
+            k(pypto.zeros((8,), pypto.float32), z, a, b)
+            want = (a > 0 and b > 0) * 1.0 + (a > 0 or b > 0) * 10.0 + (not a > 0) * 100.0
+            assert z.numpy()[0] == want, (a, b)

@@ -270,6 +270,13 @@ class TileType:
         return (ir_, ic, self.cols * ir_, n, irs, ics)    # Zz / Zn: boxes row-wise
 
     @property
+    def rows_dense(self) -> bool:
+        """Whether each row's elements are consecutive in storage (the simulator's row_dense of
+        ``desc``): ND, or a one-row DN tile."""
+        ir_, ic, _, bcs, _, _ = self.desc
+        return ir_ == 1 and ic == 1 and bcs == 1
+
+    @property
     def strides(self) -> tuple[int, int]:
         """(row stride, col stride) in elements for unboxed layouts."""
         return (self.cols, 1) if self.blayout == "RowMajor" else (1, self.rows)

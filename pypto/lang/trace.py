@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import TraceError
-from ..ir.nodes import COMPARE_OPS, BinOp, ExprLike, For, GmLoad, Returned, Stmt, TileVar, Var, binop, is_static
+from ..ir.nodes import COMPARE_OPS, BinOp, Expr, ExprLike, For, GmLoad, Returned, Stmt, TileVar, Var, binop, is_static
 from ..isa.soc import SocProfile
 from ..ir.executor import LOOP_EXIT, Builder
 from ..ir.placement import Placement
@@ -56,7 +56,7 @@ class TraceBuilder(Builder):
         return node.result
 
     def when(self, cond: ExprLike) -> Iterator[ExprLike]:
-        if not isinstance(cond, (Var, BinOp, GmLoad)):    # known while tracing: Python decides
+        if not isinstance(cond, Expr):                   # known while tracing: Python decides
             return iter((0,) if cond else ())
         if not (isinstance(cond, Returned) or isinstance(cond, BinOp) and cond.op in COMPARE_OPS):
             cond = binop("!=", cond, 0)

@@ -102,7 +102,7 @@ class _Gen:
             self.imports[key] = f"_f{len(self.imports)}"
         return self.imports[key]
 
-    def arg(self, a) -> str:
+    def arg(self, a, node: Stmt | None = None) -> str:
         tag = a[0]
         if tag == "tile":
             t = a[1]
@@ -122,8 +122,9 @@ class _Gen:
             return _SCALAR[dt.short].format(e) if dt.is_float else f"np.{dt.storage.name}({e})"
         if tag == "err":
             return "err"
-        if tag == "result":                  # a value no expression reads: written and dropped
-            return "np.zeros(1, np.int64)"
+        if tag == "result":                  # the instruction's slot of tr (none: dropped)
+            slot = getattr(getattr(node, "result", None), "slot", None)
+            return "np.zeros(1, np.int64)" if slot is None else f"tr[{slot}:{slot + 1}]"
         raise AssertionError(a)
 
     def valid(self, t: TileVar, k: int) -> str:
@@ -157,8 +158,7 @@ class _Gen:
         gate (a check that what follows relies on: a GM scalar read's bound, a view at a runtime
         address) the kernel returns at once; after other checks it runs on, since only guarded
         calls read what they checked (each return costs ~10% of a small kernel's compile)."""
-        args = ", ".join(f"tr[{node.result.slot}:{node.result.slot + 1}]" if a[0] == "result" and
-                         node.result is not None else self.arg(a) for a in c.args)
+        args = ", ".join(self.arg(a, node) for a in c.args)
         self.emit(f"{self.fn(c.fn)}({expr(self.site(node))}, {args})", depth)
         if c.gate:
             self.emit("if err[0] != 0:", depth)

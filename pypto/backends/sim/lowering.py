@@ -63,15 +63,9 @@ def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
     return Fn(prefix, fn, src, Fn(dprefix, fn, dsrc))
 
 
-def _nd(t: TileVar) -> bool:
-    """Whether a tile's rows are consecutive storage (layout.row_dense of its descriptor)."""
-    ir_, ic, _, bcs, _, _ = t.type.desc
-    return ir_ == 1 and ic == 1 and bcs == 1
-
-
 def _for_layouts(c: Call) -> Call:
     """The call with its function's instance for the layouts its tiles have (they are static)."""
-    if c.fn.dense is None or not all(_nd(a[1]) for a in c.args if a[0] == "tile"):
+    if c.fn.dense is None or not all(a[1].type.rows_dense for a in c.args if a[0] == "tile"):
         return c
     return Call(c.fn.dense, c.args, c.gate)
 

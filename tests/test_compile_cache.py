@@ -254,3 +254,37 @@ def test_cached_functions_load_without_numbas_registries_and_compiling_still_wor
     second = run("3.0")                  # CVT_CHILD's kernel loads; `fresh` is a new constant
     assert second[0] == "0"              # nothing compiled before `fresh`
     assert second[2:] == ["True", "True"]
+
+
+CROSS = """
+import sys
+import numpy as np
+import pypto.backends.sim.compile            # pypto's cache rules
+sys.path.insert(0, sys.argv[1])
+import crossmod
+for x in (np.arange(3, dtype=np.int64), np.arange(3, dtype=np.float64)):
+    print(crossmod.f(x).tolist())
+"""
+
+
+def test_a_cache_entry_holding_another_signatures_code_is_a_miss(tmp_path):
+    """Defect: two processes adding specialisations of one function to numba's cache at once
+    could leave an index entry naming the other signature's code (numba picks the data file name
+    from the index it read). Loading it ran code compiled for other argument types: a TypeError
+    here, memory corruption inside a kernel. The entries are cross-wired by hand here, as the race
+    left them."""
+    (tmp_path / "crossmod.py").write_text(
+        "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x * 2 + 1\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    run = lambda: subprocess.run([sys.executable, "-c", CROSS, str(tmp_path)], env=env,  # noqa: E731
+                                 capture_output=True, text=True, timeout=300)
+    first = run()
+    assert first.returncode == 0, first.stderr
+    data = sorted((tmp_path / "numba").rglob("*.nbc"))
+    assert len(data) == 2
+    a, b = (p.read_bytes() for p in data)
+    data[0].write_bytes(b)
+    data[1].write_bytes(a)
+    again = run()
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.split("\n")[:2] == ["[1, 3, 5]", "[1.0, 3.0, 5.0]"]

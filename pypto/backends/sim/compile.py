@@ -5,6 +5,7 @@ Thread-safe: launches from several threads may ask for the same module at once.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -111,7 +112,8 @@ event.register("numba:compile", _GcPausedWhileCompiling())
 def _damaged_entries_are_misses() -> None:
     """numba's on-disk cache raises on a truncated or garbled index or data file (a disk that
     filled up, a process killed mid-write, a user's edit); pypto treats such an entry as a miss,
-    so the function is compiled again and the entry rewritten."""
+    so the function is compiled again and the entry rewritten. So is an entry whose code is for
+    another signature (_holds_signature), and saves hold a lock between processes."""
     from numba.core.caching import IndexDataCacheFile as F
     if getattr(F, "_pypto_tolerant", False):
         return
@@ -125,11 +127,56 @@ def _damaged_entries_are_misses() -> None:
 
     def _load(self, key):
         try:
-            return load(self, key)
+            data = load(self, key)
         except Exception:  # noqa: BLE001 - a data file that does not unpickle: compile again
             return None
+        return data if _holds_signature(data, key) else None
 
-    F._load_index, F.load, F._pypto_tolerant = _load_index, _load, True
+    save = F.save
+
+    def _save(self, key, data):
+        with _index_lock(self._index_path):
+            save(self, key, data)
+
+    F._load_index, F.load, F.save, F._pypto_tolerant = _load_index, _load, _save, True
+
+
+def _holds_signature(data, key) -> bool:
+    """Whether a cache entry's compiled code is for the signature its index key names. numba
+    picks a new entry's data file name from the index it read, so two processes adding
+    specialisations of one function at once (pytest-xdist workers, two users' runs) could give
+    two signatures one file name and leave one signature's index entry naming the other's code:
+    calling that code with the wrong argument types corrupted memory."""
+    if not isinstance(data, tuple) or not isinstance(key, tuple) or not key:
+        return True
+    from numba.core.typing.templates import Signature
+    sig = next((x for x in data if isinstance(x, Signature)), None)
+    return sig is None or tuple(sig.args) == tuple(key[0])
+
+
+try:
+    import fcntl
+except ImportError:          # Windows: no advisory locks; the load-side check above still holds
+    fcntl = None
+
+
+@contextlib.contextmanager
+def _index_lock(index_path: str):
+    """An exclusive lock between processes over one function's cache index and data files, held
+    while numba reads the index, picks a data file name, and writes both."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:          # an unwritable cache: numba's own save fails and says so
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 _damaged_entries_are_misses()

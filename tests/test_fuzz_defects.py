@@ -264,6 +264,8 @@ def test_timeline_arguments_are_checked():
     raises(E.TimelineError, tl.save, "k.json", cores=5)             # was IndexError
     raises(E.TimelineError, tl.plot, 3)
     raises(E.TimelineError, tl.plot, "k.png", core=7)
+    raises(E.TimelineError, tl.save, "\x00")                          # was a raw ValueError
+    raises(E.TimelineError, tl.plot, "k\x00.png")
 
 
 def test_asking_init_for_another_session_is_a_session_error():

@@ -276,8 +276,10 @@ def test_a_cache_entry_holding_another_signatures_code_is_a_miss(tmp_path):
     (tmp_path / "crossmod.py").write_text(
         "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x * 2 + 1\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
-    run = lambda: subprocess.run([sys.executable, "-c", CROSS, str(tmp_path)], env=env,  # noqa: E731
-                                 capture_output=True, text=True, timeout=300)
+
+    def run():
+        return subprocess.run([sys.executable, "-c", CROSS, str(tmp_path)], env=env,
+                              capture_output=True, text=True, timeout=300)
     first = run()
     assert first.returncode == 0, first.stderr
     data = sorted((tmp_path / "numba").rglob("*.nbc"))

@@ -111,7 +111,7 @@ class Timeline:
 
     @staticmethod
     def _check_path(path: Any, what: str) -> None:
-        if not isinstance(path, (str, os.PathLike)) or not str(path) or "\0" in os.fspath(path):
+        if not isinstance(path, (str, os.PathLike)) or not str(path) or "\0" in str(path):
             raise TimelineError(f"Timeline.{what}({path!r}): not a file path",
                                 rule=f"Timeline.{what} writes a file", fix=f"pass a path, e.g. "
                                 f"t.{what}('k.{'json' if what == 'save' else 'png'}')")

@@ -17,6 +17,7 @@ import threading
 
 import numba
 from numba.core import event
+from numba.core.typing.templates import Signature
 
 from ...errors import ConfigError, PtoError
 from .options import source_hash
@@ -109,7 +110,7 @@ class _GcPausedWhileCompiling(event.Listener):
 event.register("numba:compile", _GcPausedWhileCompiling())
 
 
-def _damaged_entries_are_misses() -> None:
+def _cache_rules() -> None:
     """numba's on-disk cache raises on a truncated or garbled index or data file (a disk that
     filled up, a process killed mid-write, a user's edit); pypto treats such an entry as a miss,
     so the function is compiled again and the entry rewritten. So is an entry whose code is for
@@ -149,7 +150,6 @@ def _holds_signature(data, key) -> bool:
     calling that code with the wrong argument types corrupted memory."""
     if not isinstance(data, tuple) or not isinstance(key, tuple) or not key:
         return True
-    from numba.core.typing.templates import Signature
     sig = next((x for x in data if isinstance(x, Signature)), None)
     return sig is None or tuple(sig.args) == tuple(key[0])
 
@@ -164,22 +164,20 @@ except ImportError:          # Windows: no advisory locks; the load-side check a
 def _index_lock(index_path: str):
     """An exclusive lock between processes over one function's cache index and data files, held
     while numba reads the index, picks a data file name, and writes both."""
-    if fcntl is None:
-        yield
-        return
     try:
-        fd = os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+        fd = None if fcntl is None else os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
     except OSError:          # an unwritable cache: numba's own save fails and says so
-        yield
-        return
+        fd = None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
 
 
-_damaged_entries_are_misses()
+_cache_rules()
 
 
 def _cached_loads_skip_the_registries() -> None:

@@ -122,10 +122,6 @@ def col_run(lay, r):
     return ir_ - r % ir_, irs
 
 
-def _same_arrays(dst, src) -> bool:
-    return isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
-
-
 def _i64(builder, v):
     return builder.sext(v, ir.IntType(64)) if v.type.width < 64 else v
 
@@ -138,113 +134,107 @@ def _operands(context, builder, sig, args):
         _i64(builder, args[4])
 
 
-@intrinsic
-def _move(typingctx, dst, d, src, s, n):
+def _emit_move(context, builder, sig, args):
     """dst[d:d + n] = src[s:s + n] as one llvm.memmove; the box widths (8, 16 and 32 elements: a
     32-byte box row, or L0C's 16) branch to a fixed-size move, which LLVM emits as a few vector
     loads then stores, free of a call's set-up (GM -> Nz runs 2.4x faster)."""
-    if not _same_arrays(dst, src):
-        return None
-
-    def codegen(context, builder, sig, args):
-        pd, ps, size, n = _operands(context, builder, sig, args)
-        to, frm = builder.gep(pd, [args[1]]), builder.gep(ps, [args[3]])
-        i64 = ir.IntType(64)
-        done = builder.append_basic_block("move.done")
-        other = builder.append_basic_block("move.any")
-        switch = builder.switch(n, other)
-        for width in (8, 16, 32):
-            block = builder.append_basic_block(f"move.{width}")
-            switch.add_case(ir.Constant(i64, width), block)
-            with builder.goto_block(block):          # one vector load, then its store
-                vt = ir.VectorType(to.type.pointee, width).as_pointer()
-                v = builder.load(builder.bitcast(frm, vt), align=1)
-                builder.store(v, builder.bitcast(to, vt), align=1)
-                builder.branch(done)
-        with builder.goto_block(other):
-            cgutils.raw_memmove(builder, to, frm, n, size)
+    pd, ps, size, n = _operands(context, builder, sig, args)
+    to, frm = builder.gep(pd, [args[1]]), builder.gep(ps, [args[3]])
+    i64 = ir.IntType(64)
+    done = builder.append_basic_block("move.done")
+    other = builder.append_basic_block("move.any")
+    switch = builder.switch(n, other)
+    for width in (8, 16, 32):
+        block = builder.append_basic_block(f"move.{width}")
+        switch.add_case(ir.Constant(i64, width), block)
+        with builder.goto_block(block):          # one vector load, then its store
+            vt = ir.VectorType(to.type.pointee, width).as_pointer()
+            v = builder.load(builder.bitcast(frm, vt), align=1)
+            builder.store(v, builder.bitcast(to, vt), align=1)
             builder.branch(done)
-        builder.position_at_end(done)
-        return context.get_dummy_value()
-    return types.none(dst, d, src, s, n), codegen
+    with builder.goto_block(other):
+        cgutils.raw_memmove(builder, to, frm, n, size)
+        builder.branch(done)
+    builder.position_at_end(done)
 
 
 STREAM_MIN_BYTES = 2048     # shorter GM runs are stored through the cache
 _LINE = 64                  # bytes per non-temporal vector store (a cache line)
 
 
-@intrinsic
-def _stream(typingctx, dst, d, src, s, n):
+def _emit_stream(context, builder, sig, args):
     """dst[d:d + n] = src[s:s + n] for a TSTORE's run into GM: non-temporal stores, one cache line
     each, over the 64-byte aligned part of a run of at least STREAM_MIN_BYTES. They skip the read
     for ownership of lines about to be overwritten and leave the caches to the tiles (a 16M-element
-    add on two threads: 8.0 -> 6.8 ms). The rest moves as _move does; a fence then orders the
+    add on two threads: 8.0 -> 6.8 ms). The rest moves as _emit_move does; a fence then orders the
     stores before whatever the block does next."""
-    if not _same_arrays(dst, src):
+    pd, ps, size, n = _operands(context, builder, sig, args)
+    i64 = ir.IntType(64)
+    width = _LINE // size
+    const = lambda v: ir.Constant(i64, v)  # noqa: E731
+    d0, s0 = (_i64(builder, a) for a in (args[1], args[3]))
+
+    def move(at, count):
+        cgutils.raw_memmove(builder, builder.gep(pd, [builder.add(d0, at)]),
+                            builder.gep(ps, [builder.add(s0, at)]), count, size)
+
+    addr = builder.ptrtoint(builder.gep(pd, [d0]), i64)
+    short = builder.icmp_unsigned("<", n, const(STREAM_MIN_BYTES // size))
+    odd = builder.icmp_unsigned("!=", builder.urem(addr, const(size)), const(0))
+    with builder.if_else(builder.or_(short, odd)) as (plain, streamed):
+        with plain:
+            move(const(0), n)
+        with streamed:
+            lead = builder.udiv(builder.urem(builder.sub(const(_LINE), builder.urem(
+                addr, const(_LINE))), const(_LINE)), const(size))
+            move(const(0), lead)
+            lines = builder.udiv(builder.sub(n, lead), const(width))
+            vt = ir.VectorType(pd.type.pointee, width).as_pointer()
+            hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+            with cgutils.for_range(builder, lines) as loop:
+                at = builder.add(lead, builder.mul(loop.index, const(width)))
+                v = builder.load(builder.bitcast(
+                    builder.gep(ps, [builder.add(s0, at)]), vt), align=size)
+                store = builder.store(v, builder.bitcast(
+                    builder.gep(pd, [builder.add(d0, at)]), vt), align=_LINE)
+                store.set_metadata("nontemporal", hint)
+            done = builder.add(lead, builder.mul(lines, const(width)))
+            move(done, builder.sub(n, done))
+            builder.fence("seq_cst")
+
+
+def _convert(dst, d, src, s, n):
+    for x in range(np.uint64(n)):
+        dst[d + x] = src[s + x]
+
+
+def _typed_run(emit_same, dst, d, src, s, n):
+    """The signature and code of a (dst, d, src, s, n) run: ``emit_same`` between arrays of one
+    dtype, else a converting loop. Chosen while typing, as an overload would choose, but with no
+    function of its own to compile (an overload's was 0.03-0.04 s of every process's first move)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)):
         return None
+    same = dst.dtype == src.dtype
 
     def codegen(context, builder, sig, args):
-        pd, ps, size, n = _operands(context, builder, sig, args)
-        i64 = ir.IntType(64)
-        width = _LINE // size
-        const = lambda v: ir.Constant(i64, v)  # noqa: E731
-        d0, s0 = (_i64(builder, a) for a in (args[1], args[3]))
-
-        def move(at, count):
-            cgutils.raw_memmove(builder, builder.gep(pd, [builder.add(d0, at)]),
-                                builder.gep(ps, [builder.add(s0, at)]), count, size)
-
-        addr = builder.ptrtoint(builder.gep(pd, [d0]), i64)
-        short = builder.icmp_unsigned("<", n, const(STREAM_MIN_BYTES // size))
-        odd = builder.icmp_unsigned("!=", builder.urem(addr, const(size)), const(0))
-        with builder.if_else(builder.or_(short, odd)) as (plain, streamed):
-            with plain:
-                move(const(0), n)
-            with streamed:
-                lead = builder.udiv(builder.urem(builder.sub(const(_LINE), builder.urem(
-                    addr, const(_LINE))), const(_LINE)), const(size))
-                move(const(0), lead)
-                lines = builder.udiv(builder.sub(n, lead), const(width))
-                vt = ir.VectorType(pd.type.pointee, width).as_pointer()
-                hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
-                with cgutils.for_range(builder, lines) as loop:
-                    at = builder.add(lead, builder.mul(loop.index, const(width)))
-                    v = builder.load(builder.bitcast(
-                        builder.gep(ps, [builder.add(s0, at)]), vt), align=size)
-                    store = builder.store(v, builder.bitcast(
-                        builder.gep(pd, [builder.add(d0, at)]), vt), align=_LINE)
-                    store.set_metadata("nontemporal", hint)
-                done = builder.add(lead, builder.mul(lines, const(width)))
-                move(done, builder.sub(n, done))
-                builder.fence("seq_cst")
+        if same:
+            emit_same(context, builder, sig, args)
+        else:
+            context.compile_internal(builder, _convert, sig, args)
         return context.get_dummy_value()
     return types.none(dst, d, src, s, n), codegen
 
 
-def _store_n(dst, d, src, s, n):
-    """A TSTORE's consecutive run into GM: _stream between arrays of one dtype, else _copy_n."""
+@intrinsic
+def _copy_n(typingctx, dst, d, src, s, n):
+    """dst[d:d + n] = src[s:s + n]."""
+    return _typed_run(_emit_move, dst, d, src, s, n)
 
 
-@overload(_store_n, inline="always")
-def _store_n_impl(dst, d, src, s, n):
-    if dst.dtype == src.dtype:
-        return lambda dst, d, src, s, n: _stream(dst, d, src, s, n)
-    return lambda dst, d, src, s, n: _copy_n(dst, d, src, s, n)
-
-
-def _copy_n(dst, d, src, s, n):
-    """dst[d:d + n] = src[s:s + n]: _move between arrays of one dtype, else a converting loop."""
-
-
-@overload(_copy_n, inline="always")
-def _copy_n_impl(dst, d, src, s, n):
-    if dst.dtype == src.dtype:
-        return lambda dst, d, src, s, n: _move(dst, d, src, s, n)
-
-    def convert(dst, d, src, s, n):
-        for x in range(np.uint64(n)):
-            dst[d + x] = src[s + x]
-    return convert
+@intrinsic
+def _store_n(typingctx, dst, d, src, s, n):
+    """A TSTORE's consecutive run into GM: dst[d:d + n] = src[s:s + n], streamed (_emit_stream)."""
+    return _typed_run(_emit_stream, dst, d, src, s, n)
 
 
 @njit(**_J)

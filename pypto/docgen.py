@@ -1,9 +1,12 @@
-"""Generated documentation: ``python3 -m pypto.docgen`` rewrites docs/isa-reference.md from the
-ISA table (facts) and the instruction registry (what pypto simulates, emits and serves through
-load_insn). A test checks the committed file equals ``isa_reference()``."""
+"""Generated files: ``python3 -m pypto.docgen`` rewrites docs/isa-reference.md from the ISA table
+(facts) and the instruction registry (what pypto simulates, emits and serves through load_insn),
+and pypto/units/_index.py (which unit module registers each instruction). Tests check both
+committed files equal what these functions make."""
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 from .isa import TABLE
 from .isa.reference_doc import OUTPUT, Status, render_markdown
@@ -23,7 +26,19 @@ def isa_reference() -> str:
     return render_markdown(status)
 
 
+UNITS_INDEX = Path(__file__).resolve().parent / "units" / "_index.py"
+
+
+def units_index() -> str:
+    """units.packaged_index() from a new process, where no unit module is imported yet."""
+    return subprocess.run([sys.executable, "-c", "from pypto.units import packaged_index; "
+                           "print(packaged_index(), end='')"], check=True, capture_output=True,
+                          text=True).stdout
+
+
 def main(argv: list[str] | None = None) -> int:
+    UNITS_INDEX.write_text(units_index(), encoding="utf-8")
+    print(f"wrote {UNITS_INDEX}")
     text = isa_reference()
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     OUTPUT.write_text(text, encoding="utf-8")

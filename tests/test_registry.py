@@ -97,6 +97,11 @@ def test_info_prints_the_status_of_every_instruction(capsys):
 LAZY_CHILD = """
 import sys
 import numpy as np
+if STALE:                 # as if the unit modules had changed since _index.py was generated
+    import types
+    stub = types.ModuleType("pypto.units._index")
+    stub.FINGERPRINT, stub.MODULES = "stale", {}
+    sys.modules["pypto.units._index"] = stub
 import pypto
 from pypto import pto
 from pypto.ir import registry
@@ -113,7 +118,7 @@ pypto.init()
 x, y = pypto.Tensor(np.ones((16, 64), np.float32)), pypto.zeros((16, 64))
 k(x, y)
 assert (y.numpy() == 3).all()
-loaded = len([m for m in sys.modules if m.startswith("pypto.units.")])
+loaded = len([m for m in sys.modules if m.startswith("pypto.units.") and m != "pypto.units._index"])
 lazy = [registry.status(n) for n in TABLE]      # the first unsimulated one loads every module
 assert lazy == [registry.status(n) for n in TABLE]
 print(loaded, len(pypto.units.modules()), sum(1 for s, _ in lazy if s))
@@ -123,14 +128,24 @@ print(loaded, len(pypto.units.modules()), sum(1 for s, _ in lazy if s))
 def test_a_process_imports_only_the_unit_modules_its_instructions_need(tmp_path):
     """The first full load writes which module registers each instruction; a later process
     imports just those of its kernel's instructions (a warm first launch: 0.11 -> 0.075 s), and
-    a missing or damaged index loads them all. Statuses are the same either way."""
-    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
-    run = lambda: [int(v) for v in subprocess.run(  # noqa: E731
-        [sys.executable, "-c", LAZY_CHILD], env=env, capture_output=True, text=True,
-        check=True).stdout.split()]
-    first = run()
+    a missing or damaged index loads them all. Statuses are the same either way. The packaged
+    index (units/_index.py) stands in while the cache has none, unless it is stale."""
+    def run(cache: str, stale: bool) -> list[int]:
+        env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / cache), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+        return [int(v) for v in subprocess.run(
+            [sys.executable, "-c", LAZY_CHILD.replace("STALE", str(stale))], env=env,
+            capture_output=True, text=True, check=True).stdout.split()]
+    first = run("k", stale=True)
     assert first[0] == first[1]                    # no index yet: every module
-    second = run()
+    second = run("k", stale=True)
     assert 0 < second[0] < first[1] // 2 and second[2] == first[2]
     (tmp_path / "k" / "units-index.json").write_text("{not json")
-    assert run()[0] == first[1]
+    assert run("k", stale=True)[0] == first[1]
+    packaged = run("empty", stale=False)           # an empty cache, the committed index
+    assert 0 < packaged[0] < first[1] // 2 and packaged[2] == first[2]
+
+
+def test_the_packaged_unit_index_is_up_to_date():
+    from pypto.docgen import UNITS_INDEX, units_index
+    assert UNITS_INDEX.read_text(encoding="utf-8") == units_index(), \
+        "pypto/units/_index.py is stale; run: python3 -m pypto.docgen"

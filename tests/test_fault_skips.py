@@ -30,6 +30,14 @@ def _faults_in_iteration(x, z, stop):
         pto.TSTORE(z[i * 8:i * 8 + 8, 0:stop], d)    # LOOP: its view ends past z from i == 2
 
 
+def _load_faults_in_iteration(x, z, rows):
+    d = pto.Tile(pto.Vec, pto.float32, (8, 16))
+    for i in pto.range(0, 4):
+        pto.TLOAD(d, x[i * 8:i * 8 + 8, 0:rows])     # LOAD: its view ends past x from i == 2
+        pto.TADDS(d, d, 1.0)
+        pto.TSTORE(z[i * 8:i * 8 + 8, 0:16], d)
+
+
 def _bad_region(x, z, r):
     a = pto.Tile(pto.Vec, pto.float32, (8, 16), valid=pto.DYNAMIC)
     a.set_valid(r, 16)                   # REGION: more rows than the tile has
@@ -76,6 +84,19 @@ def test_a_loop_stops_at_the_faulting_iteration(session):
     np.testing.assert_array_equal(z.numpy(), xh[:16])         # iterations 0 and 1 stored
     names = _names(session)
     assert names == ["TLOAD", "TSTORE"] * 2 + ["TLOAD"]
+
+
+def test_a_failed_view_check_skips_the_rest_of_its_iteration(session):
+    """A GM view's run-time bounds check is no early return in compiled kernels (only its
+    instruction's guarded call reads the view): the calls after it are skipped instead."""
+    xh = np.arange(16 * 16, dtype=np.float32).reshape(16, 16)
+    x, z = pypto.Tensor(xh), pypto.zeros((32, 16), pypto.float32)
+    with pytest.raises(pypto.errors.GMBoundsError) as ei:
+        pypto.kernel(_load_faults_in_iteration)(x, z, 16)
+    assert f"test_fault_skips.py:{_line(_load_faults_in_iteration, 'LOAD')}" in str(ei.value)
+    np.testing.assert_array_equal(z.numpy()[:16], xh + 1)     # iterations 0 and 1 stored
+    assert not z.numpy()[16:].any()
+    assert _names(session) == ["TLOAD", "TADDS", "TSTORE"] * 2
 
 
 def test_a_bad_runtime_valid_region_stops_the_kernel_there(session):

@@ -161,8 +161,11 @@ def gm_element(g: np.ndarray, offset: int, dtype) -> int | float:
 
 def bounds(v: GmView, base: int = 0) -> list[Call]:
     """Run-time checks of a view's bounds; ``base`` tells a scalar read's bounds (100 * (j + 1)
-    for the j-th GM scalar read of an instruction) from its GM view operand's."""
-    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()), gate=True)
+    for the j-th GM scalar read of an instruction) from its GM view operand's. Only a scalar
+    read's are gates: the kernel reads that element itself, while a view operand is read only by
+    the instruction's own guarded call, which a failed check skips."""
+    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()),
+                 gate=base != 0)
             for k, (_, val, lim) in enumerate(v.bounds)]
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import diagnostics as Dx
 from ...diagnostics import OVERFLOW, check_scalar  # noqa: F401  (units use L.check_scalar)
 from ...errors import NotSimulatedError
 from ...ir import registry

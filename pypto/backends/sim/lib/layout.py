@@ -204,6 +204,7 @@ def _emit_stream(context, builder, sig, args):
 
 
 def _convert(dst, d, src, s, n):
+    """A run between arrays of different dtypes: each element cast as numba casts it."""
     for x in range(np.uint64(n)):
         dst[d + x] = src[s + x]
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -82,7 +83,11 @@ def test_workers_have_their_own_on_chip_memory():
         seen = []
         real = be.onchip.mine
 
+        launcher = threading.get_ident()
+
         def spy():
+            if threading.get_ident() == launcher:     # let the workers take blocks: a worker
+                time.sleep(0.2)                       # that has not started is cancelled
             oc = real()
             seen.append((threading.get_ident(), oc.spaces["Vec"].ctypes.data, oc.spaces["Vec"].nbytes))
             return oc
@@ -94,6 +99,34 @@ def test_workers_have_their_own_on_chip_memory():
         assert len(set(by_thread.values())) == len(threads)  # each with its own UB
         assert len({(t, a) for t, a, _ in seen}) == len(threads)
         assert all(n == 192 * 1024 for _, _, n in seen)
+    finally:
+        pypto.finalize()
+
+
+def test_a_launch_does_not_wait_for_workers_that_have_not_started():
+    """Blocks come from one queue; the launching thread runs whatever no worker took, and a worker
+    task still queued when the blocks are done is cancelled instead of awaited. Here every worker
+    is busy elsewhere until a watchdog frees them: the launch must finish before that."""
+    pypto.init(sim=pypto.SimOptions(threads=2))
+    try:
+        x = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
+        xd, zd = pypto.Tensor(x), pypto.zeros((8, 64), pypto.float32)
+        scale_rows[4](xd, zd, 2.0)                     # compiles, starts the worker pool
+        pool = pypto.runtime.current().backend._pool
+        gate = threading.Event()
+        busy = [pool.submit(gate.wait) for _ in range(2)]
+        watchdog = threading.Timer(20.0, gate.set)
+        watchdog.start()
+        try:
+            scale_rows[4](xd, zd, 3.0)
+            finished_first = not gate.is_set()
+        finally:
+            gate.set()
+            watchdog.cancel()
+            for f in busy:
+                f.result()
+        assert finished_first
+        np.testing.assert_array_equal(zd.numpy(), x * np.float32(3.0) + np.arange(8, dtype=np.float32)[:, None])
     finally:
         pypto.finalize()
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -31,6 +32,26 @@ from .. import errcodes as E
 from .memory import GM_BASE, SimAllocator, host_array
 from . import world
 from .options import SimOptions
+
+
+class _BlockQueue:
+    """Block indices handed out in increasing order to whichever thread asks, until a fault stops
+    it: the lowest faulting block still runs (every lower block was handed out before it), as a
+    serial run would report it."""
+
+    def __init__(self, blocks: list[int]):
+        self._blocks, self._taken, self._stopped = blocks, itertools.count(), False
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self._blocks)
+        while not self._stopped:
+            i = next(self._taken)        # atomic: one C call under the GIL, no lock to contend for
+            if i >= n:
+                return
+            yield self._blocks[i]
 
 
 class _Compiled:
@@ -203,7 +224,8 @@ class SimBackend(Backend):
                 raise _compile_failure(k, e) from e
         if grid > first and ctx.first_fault() is None:
             try:
-                self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(first, grid)))
+                self._parallel(lambda part: self._run_blocks(c, args, part, ctx), list(range(first, grid)),
+                               shared=not c.comm)
             except Exception as e:
                 if c.seen or isinstance(e, PtoError):
                     raise
@@ -261,9 +283,13 @@ class SimBackend(Backend):
         with self._lock:
             self.stats.launches += 1
 
-    def _parallel(self, run: Callable[[list[int]], None], rest: list[int]) -> None:
-        """Spread blocks round-robin over this thread and the backend's persistent worker threads
-        (the kernels release the GIL); with threads=1 they run here, in order."""
+    def _parallel(self, run: Callable[[Iterable[int]], None], rest: list[int], shared: bool = True) -> None:
+        """Run blocks on this thread and the backend's persistent worker threads (the kernels
+        release the GIL); with threads=1 they run here, in order. ``shared``: every thread takes
+        the next block from one queue in order, and a worker that has not started by the time this
+        thread emptied it is cancelled, so a short launch does not wait for threads to wake
+        (~50 us here, against ~2 us per small block). Otherwise (blocks that may signal each
+        other) the shares are fixed round-robin and all start."""
         workers = max(1, min(self.options.threads, len(rest)))
         if workers == 1:
             run(rest)
@@ -272,15 +298,18 @@ class SimBackend(Backend):
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.options.threads, thread_name_prefix="pypto-sim")
             pool = self._pool
-        futures = [pool.submit(run, rest[w::workers]) for w in range(1, workers)]
+        parts = [_BlockQueue(rest)] * workers if shared else [rest[w::workers] for w in range(workers)]
+        futures = [pool.submit(run, part) for part in parts[1:]]
         try:
-            run(rest[0::workers])                 # the launching thread takes the first share
+            run(parts[0])                         # the launching thread takes the first share
         finally:
             for f in futures:
-                f.result()
+                if not (shared and f.cancel()):
+                    f.result()
 
-    def _run_blocks(self, c: "_Compiled", shared: list, blocks: list[int], ctx: LaunchContext) -> None:
-        """Run some blocks on this thread's on-chip memory; stop at the first fault."""
+    def _run_blocks(self, c: "_Compiled", shared: list, blocks: Iterable[int], ctx: LaunchContext) -> None:
+        """Run some blocks on this thread's on-chip memory; stop at the first fault (a shared
+        queue then hands out no more blocks to any thread)."""
         onchip = self.onchip.mine()
         rec = ctx.worker()
         args = list(shared)
@@ -298,6 +327,8 @@ class SimBackend(Backend):
                 fn(*args)
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = blk
+                if isinstance(blocks, _BlockQueue):
+                    blocks.stop()
                 return
 
     def run_eager(self, name: str, params: list, body: Callable[[Any], None],

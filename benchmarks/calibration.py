@@ -154,12 +154,12 @@ def show(kind: str, rows) -> tuple[float, float]:
 
 
 # the guessed parameters the fit moves, and the values it tries
-FIT_GRID = {"nd2nz_eff": (0.8, 0.85, 0.9), "block_dispatch": (400, 500, 600),
-            "hbm_latency": (700, 900, 1100), "sort32_block": (56, 60, 64)}
+FIT_GRID = {"nd2nz_eff": (0.83, 0.85, 0.87), "block_dispatch": (300, 400, 500),
+            "first_load": (6000, 8000, 10000), "hbm_latency": (700, 900, 1100)}
 
 
-MX_FIT_GRID = {"nd2nz_eff": (0.9, 0.95, 1.0), "block_dispatch": (150, 250, 350),
-               "load_latency": (100, 200), "mte1_fixed": (10, 20, 30)}
+MX_FIT_GRID = {"nd2nz_eff": (0.95, 1.0), "block_dispatch": (50, 100, 150),
+               "first_load": (12000, 14000, 16000), "load_latency": (100, 200)}
 
 
 def fit(cases: dict, grid: dict = FIT_GRID) -> dict:

@@ -61,8 +61,8 @@ def test_a_chain_matches_the_hand_computed_timeline(mode):
     tl = pypto.timeline(chain, x, z)
     np.testing.assert_array_equal(z.numpy(), 2.0)                 # it ran, too
     nbytes = 16 * 64 * 4
-    load = p["dma_fixed"] + nbytes / p["hbm_bpc"]       # x is read once: all of it from HBM
-    load_done = load + p["load_latency"] + p["hbm_latency"]
+    load = p["dma_fixed"] + nbytes / p["l2_bpc"] + p["first_load"]   # the core's first load
+    load_done = load + p["load_latency"] + p["hbm_latency"]        # read once: from HBM
     set1 = load_done + p["flag_cost"]                   # a set waits for its pipe's work to land
     adds = p["vec_issue"] + math.ceil(nbytes / 256) * p["vec_cpr"]
     adds_done = set1 + adds + 6                         # TADDS latency (isa/costs VECTOR_LATENCY)
@@ -236,10 +236,50 @@ def test_blocks_beyond_the_cores_queue_on_the_earliest_free_core(session):
     assert firsts == [i * p["block_dispatch"] for i in range(cores)]      # handed out in turn
     single = next(r for r in tl.runs if len(r.blocks) == 1)
     length = single.end - single.slices[0].end              # one block, after its set-up
-    for r in (r for r in tl.runs if len(r.blocks) == 2):    # the second block after the first
-        second = [s for s in r.slices if s.kind == "start"][1]
-        assert second.start == pytest.approx(r.end - length - p["block_start"])
+    for r in (r for r in tl.runs if len(r.blocks) == 2):    # the second block after the first,
+        second = [s for s in r.slices if s.kind == "start"][1]  # without the cold first load
+        assert second.start == pytest.approx(r.end - (length - p["first_load"]) - p["block_start"])
         assert second.start >= max(s.end for s in r.slices if s.start < second.start)
+
+
+def test_a_launch_cannot_beat_hbms_bandwidth(session):
+    """Every vector core streams its own 2 MiB once: each byte comes from HBM, and at L2 rates
+    the cores would ask more than HBM gives, so the launch lasts about as long as HBM needs."""
+    @pypto.kernel
+    def k(x):
+        t = pto.Tile(pto.Vec, pto.float32, (8, 1024))
+        for i in pto.range(64):
+            r = (pto.block_idx() * 64 + i) * 8
+            pto.TLOAD(t, x[r:r + 8, :])
+    cores = pypto.runtime.current().soc
+    p = {k: f.value for k, f in cost_table("a2a3").items()}
+    x = pypto.Tensor(np.ones((cores.aiv_cores * 64 * 8, 1024), np.float32))
+    tl = pypto.timeline(k, x, grid=cores.aiv_cores)
+    need = x.nbytes / (p["hbm_bpc"] * cores.aic_cores)
+    assert need <= tl.cycles * 1.02 and tl.cycles <= need * 1.15
+    assert tl.reprice({"hbm_bpc": 1e6}).cycles < need / 2     # the L2 rates alone: much faster
+
+
+def test_tensors_overflowing_l2_are_read_from_hbm_again(session):
+    """Re-reads hit L2 while the launch's tensors fit it; past its size, that share of them
+    comes from HBM again (more latency per load)."""
+    @pypto.kernel
+    def k(x):
+        t = pto.Tile(pto.Vec, pto.float32, (8, 64))
+        for _ in pto.range(8):
+            pto.TLOAD(t, x[0:8, :])
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)       # each load waits for the last one
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+    x = pypto.Tensor(np.ones((8, 64), np.float32))
+    tl = pypto.timeline(k, x)
+    p = {k: f.value for k, f in cost_table("a2a3").items()}
+    small = tl.reprice({"l2_bytes": 2 * x.nbytes})
+    half = tl.reprice({"l2_bytes": x.nbytes / 2})            # half of every re-read misses
+    loads = 8
+    first = 1 / loads                                        # the share read from HBM when it fits
+    extra = loads * p["hbm_latency"] * ((first + (1 - first) * 0.5) - first)
+    assert small.cycles == pytest.approx(tl.cycles)
+    assert half.cycles == pytest.approx(small.cycles + extra)
 
 
 def test_a_missing_flag_is_the_checkers_error_not_a_silent_order(session):
@@ -325,7 +365,7 @@ def test_chrome_trace_opens_as_perfetto_expects(session, tmp_path):
 def test_params_override_and_unknown_names_are_errors(session):
     x, z = pypto.Tensor(np.ones((16, 64), np.float32)), pypto.zeros((16, 64), pypto.float32)
     base = pypto.timeline(chain, x, z)
-    slower = base.reprice({"hbm_bpc": 16})
+    slower = base.reprice({"l2_bpc": 16})
     assert slower.cycles > base.cycles
     with pytest.raises(TimelineError, match="hbm_bpcx"):
         base.reprice({"hbm_bpcx": 1})
@@ -365,20 +405,20 @@ def test_pypto_trace_writes_one_trace_per_launch(tmp_path):
 # -- calibration: the published A3 tables (benchmarks/calibration.py prints all of them) ---------
 
 # (case, time error bound, ratio error bound in points): what the model achieves today (GEMM:
-# -1.4 % / 2.7, +7.4 % / 4.3, +7.4 % / 4.7, -1.8 % / 4.9 points; top-k: +0.5 % / 2.9, -1.3 % / 1.5,
-# -0.8 % / 0.9, -1.6 % / 1.7; A5 MXFP8: -9.3 % / 5.8, +9.1 % / 7.1, +8.1 % / 6.0, +1.9 % / 2.3),
+# -2.2 % / 3.3, +1.6 % / 2.1, +3.2 % / 2.3, -0.2 % / 3.6 points; top-k: +1.6 % / 2.9, -0.6 % / 1.5,
+# -0.2 % / 0.8, -1.1 % / 1.7; A5 MXFP8: -4.0 % / 3.0, +4.3 % / 3.5, +3.6 % / 2.3, +0.6 % / 1.1),
 # with a little room, so a change that moves it further from the chip fails here. The goal is
-# 10 % and 5 points (the MXFP8 ratios miss it: docs/timeline.md).
-DRIFT = [("gemm", 1536, 0.03, 3.5), ("gemm", 3072, 0.085, 5.0), ("topk", (2304, "float32"), 0.02, 3.5),
-         pytest.param("gemm", 6144, 0.085, 5.0, marks=pytest.mark.slow),
-         pytest.param("gemm", 7680, 0.03, 5.0, marks=pytest.mark.slow),
-         pytest.param("topk", (3456, "float32"), 0.02, 2.5, marks=pytest.mark.slow),
-         pytest.param("topk", (4800, "float32"), 0.02, 2.0, marks=pytest.mark.slow),
-         pytest.param("topk", (4800, "float16"), 0.025, 2.5, marks=pytest.mark.slow),
-         ("mxfp8", 2048, 0.10, 6.5),
-         pytest.param("mxfp8", 4096, 0.10, 7.5, marks=pytest.mark.slow),
-         pytest.param("mxfp8", 6144, 0.09, 6.5, marks=pytest.mark.slow),
-         pytest.param("mxfp8", 8192, 0.03, 3.0, marks=pytest.mark.slow)]
+# 10 % and 5 points.
+DRIFT = [("gemm", 1536, 0.03, 4.0), ("gemm", 3072, 0.025, 3.0), ("topk", (2304, "float32"), 0.02, 3.5),
+         pytest.param("gemm", 6144, 0.04, 3.0, marks=pytest.mark.slow),
+         pytest.param("gemm", 7680, 0.01, 4.0, marks=pytest.mark.slow),
+         pytest.param("topk", (3456, "float32"), 0.01, 2.0, marks=pytest.mark.slow),
+         pytest.param("topk", (4800, "float32"), 0.01, 1.5, marks=pytest.mark.slow),
+         pytest.param("topk", (4800, "float16"), 0.015, 2.5, marks=pytest.mark.slow),
+         ("mxfp8", 2048, 0.05, 3.5),
+         pytest.param("mxfp8", 4096, 0.05, 4.0, marks=pytest.mark.slow),
+         pytest.param("mxfp8", 6144, 0.045, 3.0, marks=pytest.mark.slow),
+         pytest.param("mxfp8", 8192, 0.01, 2.0, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("kind,case,time_err,ratio_pts", DRIFT)

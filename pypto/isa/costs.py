@@ -52,7 +52,7 @@ _A2A3 = {
     "l2_bpc": _f(110, "documented", f"{_INI}: L2 read 110"),
     "l2_bytes": _f(192 * 2 ** 20, "documented", f"{_INI}: 192 MiB"),
     "nd2nz_eff": _f(0.85, "guessed", f"{_GEMM}: GM->L1 ND->Nz measured 88 B/cyc against the 110 of "
-                                     "L2 (0.8); fitted over the four published sizes"),
+                                     "L2 (0.8); fitted over the four published sizes (0.85)"),
     "mte3_bpc": _f(64, "documented", f"{_INI}: ub_to_ddr=64, ub_to_l2=64"),
     "dma_fixed": _f(20, "guessed", "per DMA instruction set-up"),
     "dma_burst": _f(0, "guessed", f"per burst (row) of a DMA: none, as the 88 B/cyc of {_GEMM} include them"),
@@ -89,13 +89,16 @@ _A2A3 = {
     "gather_elems": _f(8, "guessed", "elements per cycle of TGATHER/TSCATTER/MGATHER"),
     "block_start": _f(1000, "guessed", "scalar set-up of a block on its core before its first "
                                        "instruction"),
-    "block_dispatch": _f(500, "guessed", "cycles between the starts of consecutive blocks of a launch: "
-                                         f"fitted with block_start on {_GEMM} (24 blocks start-up "
-                                         f"~12,000 cycles) and {_TOPK} (48 blocks, ~35,000)"),
+    "block_dispatch": _f(400, "guessed", "cycles between the starts of consecutive blocks of a launch: "
+                                         f"fitted with block_start and first_load on {_GEMM} and "
+                                         f"{_TOPK}"),
     "scalar_issue": _f(7, "guessed", "scalar cycles per statement issued (address arithmetic, "
                                      f"loop control, the issue itself); fitted on {_TOPK}: "
                                      "scalar busy 3.2 % at 4800 rows"),
     "flag_cost": _f(1, "guessed", "set_flag occupies its pipe one cycle"),
+    "first_load": _f(8000, "guessed", "extra MTE2 cycles of a core's first GM load in a launch (a "
+                                      "cold core's first transfer): a fixed MTE2-busy start-up per "
+                                      f"launch; fitted with block_dispatch on {_GEMM} and {_TOPK}"),
 }
 
 _A5 = dict(_A2A3)
@@ -104,9 +107,8 @@ _A5.update({
     "hbm_bpc": _f(31, "documented", f"{_INI}: ddr_rate=31 (950PR)"),
     "l2_bpc": _f(100, "documented", f"{_INI}: L2 read 100"),
     "l2_bytes": _f(128 * 2 ** 20, "documented", f"{_INI}: 128 MiB"),
-    "nd2nz_eff": _f(1.0, "guessed", f"{_MX}: GM->L1 measured ~90 B/cyc against the 100 of L2; "
-                                    "fitted there at 1.0, which absorbs the fair-share HBM charge "
-                                    "(pessimistic for this kernel: its 75 MB of inputs stay in L2)"),
+    "nd2nz_eff": _f(1.0, "guessed", f"{_MX}: GM->L1 measured ~90 B/cyc against the 100 of L2 "
+                                    "(flag bubbles and HBM latency included); fitted there at 1.0"),
     "mte3_bpc": _f(40, "documented", f"{_INI}: AIV ub_to_ddr=40"),
     "load_latency": _f(100, "guessed", f"copy-in latency from L2; fitted on {_MX}"),
     "mte1_fixed": _f(20, "guessed", "L1 -> L0 set-up per TEXTRACT (a5)"),
@@ -114,7 +116,10 @@ _A5.update({
                                        "scale tiles, 49.5 KiB) = 4 x mte1_fixed + bytes at ~200 B/cyc"),
     "mte1_l0b_bpc": _f(200, "derived", f"{_MX}: as L0A"),
     "mte1_l0b_t_bpc": _f(200, "derived", f"{_MX}: as L0A"),
-    "block_dispatch": _f(250, "guessed", f"cycles between consecutive blocks' starts; fitted on {_MX}"),
+    "block_dispatch": _f(100, "guessed", f"cycles between consecutive blocks' starts; fitted on {_MX}"),
+    "first_load": _f(14000, "guessed", "extra MTE2 cycles of a core's first GM load in a launch; "
+                                       f"fitted on {_MX}: its MTE2 busy time exceeds ~89 B/cyc per "
+                                       "K step by 16,000-23,000 cycles at 2048-6144^3"),
     "fix_ub_bpc": _f(128, "documented", f"{_INI}: l0_c_to_ub=128"),
     "fix_gm_bpc": _f(75, "guessed", "no A5 measurement: the a2a3 figure"),
 })

@@ -27,7 +27,7 @@ from .schedule import LANE_NAMES, LANES, CoreRun, Slice, busy_cycles, schedule
 from .trace import chrome_trace, plot
 
 MODEL = "pypto-cost 0.1"
-BW_MODEL = "l2+fair"
+BW_MODEL = "l2+hbm"
 DEFAULT_EVENTS = 2_000_000
 MAX_TRACE_SLICES = 500_000
 

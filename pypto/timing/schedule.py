@@ -17,12 +17,17 @@ pipe is free; pipes run concurrently and are ordered only by flags and barriers:
 Busy ratios count a GM transfer until its data is back (its latency: the pipe may start the next
 transfer meanwhile, but a profiler counts it busy), overlapping spans once.
 
-GM bandwidth (documented model, "l2+fair"): each byte of a GM tensor comes from HBM once, at the
-core's fair share of HBM (HBM bandwidth / cores), and every re-read hits L2; each load is charged
-the tensor's HBM fraction (tensor bytes / bytes loaded from it over all cores) of its bytes at the
-HBM rate, the rest at the L2 rate, and its latency grows by that fraction of ``hbm_latency``.
-This assumes the panels in flight fit L2 (192 MiB on a2a3), as
-pto-isa's A3 GEMM measurements show up to 7680^3, whose whole inputs (236 MB) do not.
+GM bandwidth ("l2+hbm"): each byte of a GM tensor comes from HBM once and its re-reads hit L2,
+except for the share by which the launch's tensors together overflow L2 (``l2_bytes``), which
+comes from HBM again. Each load is charged at the L2 rate (times the ND->Nz efficiency), and its
+latency grows by its tensor's HBM fraction (the bytes from HBM / the bytes loaded from it over
+all cores) of ``hbm_latency``.
+HBM's bandwidth binds only where the launch would otherwise beat it: if the launch takes less
+time than its HBM bytes need at HBM's bandwidth (``hbm_bpc`` x the SoC's cube cores), the loads
+are also charged that fraction of their bytes at the core's fair share of HBM (``hbm_bpc``),
+scaled so the launch lasts as long as HBM needs (linear between no charge and the full one).
+The first GM load of each core's first
+block pays ``first_load`` cycles more (a cold core's first transfer).
 """
 from __future__ import annotations
 
@@ -116,8 +121,8 @@ class _Prices:
         return c
 
 
-def _hbm_fraction(events, tensor_bytes: dict[int, int], price) -> dict[int, float]:
-    """Per GM tensor: the share of its loaded bytes that comes from HBM (the rest from L2)."""
+def _loaded_bytes(events, price) -> dict[int, int]:
+    """Per GM tensor: the bytes loaded from it over the whole launch (every core)."""
     loaded: dict[int, int] = defaultdict(int)
 
     def add(c: Cost | None, times: int) -> None:
@@ -130,11 +135,25 @@ def _hbm_fraction(events, tensor_bytes: dict[int, int], price) -> dict[int, floa
     if price.dyn:
         for row in events[np.isin(events[:, 0], list(price.dyn))].tolist():
             add(price(row), 1)
-    return {t: (min(1.0, tensor_bytes.get(t, b) / b) if b else 1.0) for t, b in loaded.items()}
+    return loaded
 
 
-def _block(rows, sites, price, params, hbm, flow_ids) -> tuple[list[Slice], float]:
-    """Lay out one block's stream (rows of (site, block, pipe, seq, sizes)) from cycle 0."""
+def _hbm_fraction(loaded: dict[int, int], tensor_bytes: dict[int, int], l2: float) -> dict[int, float]:
+    """Per GM tensor: the share of its loaded bytes that comes from HBM, the rest from L2: its
+    first touch, and of its re-reads the share by which the launch's tensors overflow L2."""
+    footprint = sum(min(tensor_bytes.get(t, b), b) for t, b in loaded.items())
+    spill = max(0.0, 1.0 - l2 / footprint) if footprint else 0.0
+    out = {}
+    for t, b in loaded.items():
+        first = min(1.0, tensor_bytes.get(t, b) / b) if b else 1.0
+        out[t] = first + (1.0 - first) * spill
+    return out
+
+
+def _block(rows, sites, price, params, hbm, share, flow_ids, cold) -> tuple[list[Slice], float]:
+    """Lay out one block's stream (rows of (site, block, pipe, seq, sizes)) from cycle 0.
+    ``share``: how much of the fair-share HBM charge applies; ``cold``: the block is its core's
+    first, whose first GM load pays ``first_load``."""
     issue, fence = 0.0, 0                  # fence: how many pipe_barrier(ALL) came before
     queues: dict[str, deque] = {p: deque() for p in LANES}
     for r in rows.tolist():
@@ -151,9 +170,12 @@ def _block(rows, sites, price, params, hbm, flow_ids) -> tuple[list[Slice], floa
             continue
         lane = n.pipe if n.pipe in queues else "S"
         if c.family == "gm_in" and c.tensor is not None and c.rate:
-            f = hbm.get(c.tensor, 1.0)            # bytes from HBM: its rate and its latency
-            c = Cost(c.occupancy + c.bytes * f * (1 / params["hbm_bpc"] - 1 / c.rate),
-                     c.latency + f * params["hbm_latency"], c.bytes, c.tensor, c.family, c.rate)
+            f = hbm.get(c.tensor, 1.0)            # bytes from HBM: their latency, maybe their rate
+            extra = c.bytes * f * share * (1 / params["hbm_bpc"] - 1 / c.rate)
+            if cold:
+                extra, cold = extra + params["first_load"], False
+            c = Cost(c.occupancy + extra, c.latency + f * params["hbm_latency"], c.bytes, c.tensor,
+                     c.family, c.rate)
         queues[lane].append(("instr", n, int(r[0]), issue, c, fence))
         issue += params["scalar_issue"] + (c.occupancy if lane == "S" else 0)
     fenced = [0.0]                         # when each pipe_barrier(ALL) completed
@@ -233,19 +255,48 @@ def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: d
     price = _Prices(sites, params)
     uses_cube = any(isinstance(n, InstrNode) and n.pipe in CUBE_PIPES for n in sites)
     kind, ncores = ("AIC", soc.aic_cores) if uses_cube else ("AIV", soc.aiv_cores)
-    hbm = _hbm_fraction(events, tensor_bytes, price)
+    loaded = _loaded_bytes(events, price)
+    hbm = _hbm_fraction(loaded, tensor_bytes, params["l2_bytes"])
     blocks = sorted(set(int(b) for b in events[:, 1])) if len(events) else []
+
+    def place(share: float) -> list[CoreRun]:
+        return _place(events, blocks, sites, price, params, hbm, share, kind, ncores)
+    runs = place(0.0)
+    # HBM's bandwidth binds only when the launch would be faster than HBM can deliver its bytes:
+    # then the fair-share charge applies, scaled (linearly between none and all of it) to that
+    need = sum(hbm[t] * b for t, b in loaded.items()) / (params["hbm_bpc"] * soc.aic_cores)
+    fast = max((r.end for r in runs), default=0.0)
+    if fast < need:
+        full = place(1.0)
+        slow = max(r.end for r in full)
+        share = (need - fast) / (slow - fast) if slow > fast else 1.0
+        runs = full if share == 1.0 else place(share)
+    for run in runs:
+        by_pipe = defaultdict(list)
+        for s in run.slices:
+            if s.kind in ("instr", "start"):
+                by_pipe[s.pipe].append(s)
+        run.busy = {p: busy_cycles(v) for p, v in by_pipe.items()}
+        # the scalar unit issued every statement (one slice each), besides its own instructions
+        issued = sum(1 for s in run.slices if s.kind != "start")
+        run.busy["S"] = run.busy.get("S", 0.0) + issued * params["scalar_issue"]
+    return runs
+
+
+def _place(events, blocks, sites, price, params, hbm, share, kind, ncores) -> list[CoreRun]:
+    """Hand the blocks to cores in order and lay each out (blocks with the same stream once)."""
     runs: list[CoreRun] = []
     flow_ids = itertools.count(1)
-    laid: dict[bytes, tuple[list[Slice], float]] = {}     # blocks with the same stream: once
+    laid: dict[tuple, tuple[list[Slice], float]] = {}
     for b in blocks:
         rows = events[events[:, 1] == b]
-        key = rows[:, [0, 4, 5, 6, 7]].tobytes()
+        cold = len(runs) < ncores                   # the core's first block of the launch
+        key = (cold, rows[:, [0, 4, 5, 6, 7]].tobytes())
         fresh = key not in laid
         if fresh:
-            laid[key] = _block(rows, sites, price, params, hbm, flow_ids)
+            laid[key] = _block(rows, sites, price, params, hbm, share, flow_ids, cold)
         template, end = laid[key]
-        if len(runs) < ncores:                  # the launch hands out blocks one by one
+        if cold:                                # the launch hands out blocks one by one
             run = CoreRun(len(runs), kind, [])
             offset = params["block_start"] + len(runs) * params["block_dispatch"]
             runs.append(run)
@@ -267,15 +318,6 @@ def schedule(events: np.ndarray, sites: list, soc, params: dict, tensor_bytes: d
                                     "start", -1))
         run.slices += slices
         run.end = offset + end
-    for run in runs:
-        by_pipe = defaultdict(list)
-        for s in run.slices:
-            if s.kind in ("instr", "start"):
-                by_pipe[s.pipe].append(s)
-        run.busy = {p: busy_cycles(v) for p, v in by_pipe.items()}
-        # the scalar unit issued every statement (one slice each), besides its own instructions
-        issued = sum(1 for s in run.slices if s.kind != "start")
-        run.busy["S"] = run.busy.get("S", 0.0) + issued * params["scalar_issue"]
     return runs
 
 

@@ -21,13 +21,12 @@ GM bandwidth ("l2+hbm"): each byte of a GM tensor comes from HBM once and its re
 except for the share by which the launch's tensors together overflow L2 (``l2_bytes``), which
 comes from HBM again. Each load is charged at the L2 rate (times the ND->Nz efficiency), and its
 latency grows by its tensor's HBM fraction (the bytes from HBM / the bytes loaded from it over
-all cores) of ``hbm_latency``.
-HBM's bandwidth binds only where the launch would otherwise beat it: if the launch takes less
-time than its HBM bytes need at HBM's bandwidth (``hbm_bpc`` x the SoC's cube cores), the loads
-are also charged that fraction of their bytes at the core's fair share of HBM (``hbm_bpc``),
-scaled so the launch lasts as long as HBM needs (linear between no charge and the full one).
-The first GM load of each core's first
-block pays ``first_load`` cycles more (a cold core's first transfer).
+all cores) of ``hbm_latency``. HBM's bandwidth binds only where the launch would otherwise beat
+it: if the launch takes less time than its HBM bytes need at HBM's bandwidth (``hbm_bpc`` x the
+SoC's cube cores), the loads are also charged that fraction of their bytes at the core's fair
+share of HBM (``hbm_bpc``), scaled so the launch lasts as long as HBM needs (linear between no
+charge and the full one). The first GM load of each core's first block pays ``first_load``
+cycles more (a cold core's first transfer).
 """
 from __future__ import annotations
 
@@ -141,13 +140,11 @@ def _loaded_bytes(events, price) -> dict[int, int]:
 def _hbm_fraction(loaded: dict[int, int], tensor_bytes: dict[int, int], l2: float) -> dict[int, float]:
     """Per GM tensor: the share of its loaded bytes that comes from HBM, the rest from L2: its
     first touch, and of its re-reads the share by which the launch's tensors overflow L2."""
-    footprint = sum(min(tensor_bytes.get(t, b), b) for t, b in loaded.items())
+    held = {t: min(tensor_bytes.get(t, b), b) for t, b in loaded.items()}   # bytes touched
+    footprint = sum(held.values())
     spill = max(0.0, 1.0 - l2 / footprint) if footprint else 0.0
-    out = {}
-    for t, b in loaded.items():
-        first = min(1.0, tensor_bytes.get(t, b) / b) if b else 1.0
-        out[t] = first + (1.0 - first) * spill
-    return out
+    first = {t: held[t] / b if b else 1.0 for t, b in loaded.items()}
+    return {t: f + (1.0 - f) * spill for t, f in first.items()}
 
 
 def _block(rows, sites, price, params, hbm, share, flow_ids, cold) -> tuple[list[Slice], float]:

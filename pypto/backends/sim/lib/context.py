@@ -8,7 +8,10 @@ dropped.
 """
 from numba import njit
 
+from .plain import plain_calls
 
+
+@plain_calls
 @njit(cache=True, error_model="numpy", nogil=True)
 def record(ev, site, block, pipe, seq, r0, c0, r1, c1, err):
     """Record one event; nothing after a fault (the faulted instruction and those skipped)."""

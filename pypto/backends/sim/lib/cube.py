@@ -24,6 +24,7 @@ from .convert import BF16, F16, F32, decode, encode
 from .floatbits import bf16_to_f32, bits_f32, f16_widen
 from .layout import copy_runs, offset, parts, strided
 from .memory import _check, _rc, _transfer
+from .plain import plain_calls
 from .xcall import xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
@@ -36,6 +37,7 @@ MX_CODES = {"fp4e2m1x2": FP4_E2M1, "fp4e1m2x2": FP4_E1M2}
 Q_NONE, Q_SCALAR, Q_VECTOR = 0, 1, 2
 
 
+@plain_calls
 @njit(**_J)
 def _raw(src, lay, rows, cols, transposed):
     """src[0:rows, 0:cols] copied as stored (same element type) into a dense row-major array,
@@ -46,6 +48,7 @@ def _raw(src, lay, rows, cols, transposed):
     return out.reshape(cols, rows) if transposed else out.reshape(rows, cols)
 
 
+@plain_calls
 @njit(**_J)
 def _f16_boxes_fit(lay, rows, cols, transposed):
     """The boxes tile the window and each box's runs lie along the dense rows of _dense32's
@@ -56,6 +59,7 @@ def _f16_boxes_fit(lay, rows, cols, transposed):
                  or (transposed and irs == 1 and ics == 16)))
 
 
+@plain_calls
 @njit(**_J)
 def _f16_boxes(src, lay, rows, cols, transposed):
     """_dense32 of f16 in one pass, box by box: each run of 16 widens into place (two vector
@@ -75,6 +79,7 @@ def _f16_boxes(src, lay, rows, cols, transposed):
     return out.reshape(dr, dc)
 
 
+@plain_calls
 @njit(**_J)
 def _dense32(src, lay, rows, cols, code, transposed):
     """src[0:rows, 0:cols] (or its transpose) as a dense float32 matrix; every element widens
@@ -101,6 +106,7 @@ def _dense32(src, lay, rows, cols, code, transposed):
     return out
 
 
+@plain_calls
 @njit(**_J)
 def _fp4_dense(src, lay, rows, cols, code, transposed):
     """src[0:rows, 0:cols] of fp4 byte pairs (or its transpose) as a dense float32 matrix whose
@@ -121,6 +127,7 @@ def _fp4_dense(src, lay, rows, cols, code, transposed):
     return out
 
 
+@plain_calls
 @njit(**_J)
 def _mx_operand(x, lay, rows, cols, code, lanes, transposed):
     """An MX operand's stored rows x cols (fp8 elements, or fp4 pairs when lanes == 2, whose
@@ -185,6 +192,7 @@ def mma_int(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc,
     copy_runs(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
 
 
+@plain_calls
 @njit(**_J)
 def _scale_k(x, s, sl, scode, rows, k, scale_rows):
     """x[i, kk] (rows x k, f32) times 2^(e - 127) of its MX scale, in f64 (exact): the scale of

@@ -11,6 +11,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
+from .plain import plain_calls
+
 _J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
 # what copy_runs calls once per copy, line or box: compiled once, not inlined at every use
 # (numba's IR inlining was a third of copy_runs' compile time)
@@ -62,6 +64,7 @@ def same(typingctx, x, y):
     return types.boolean(x, y), codegen
 
 
+@plain_calls
 @njit(**_C)
 def row_part(lay, r):
     """The row's share of ``offset``: offset(r, c) == row_part(r) + col_part(c) in every layout."""
@@ -71,6 +74,7 @@ def row_part(lay, r):
     return (r // ir_) * brs + (r % ir_) * irs
 
 
+@plain_calls
 @njit(**_C)
 def col_part(lay, c):
     """The column's share of ``offset`` (see row_part)."""
@@ -80,6 +84,7 @@ def col_part(lay, c):
     return (c // ic) * bcs + (c % ic) * ics
 
 
+@plain_calls
 @njit(cache=True, error_model="numpy", nogil=True)
 def parts(lay, r0, rows, c0, cols):
     """(row parts of rows r0 .. r0 + rows - 1, column parts of cols c0 ..): loops over a window
@@ -103,6 +108,7 @@ def strided(row_stride, col_stride):
     return (one, one, np.int64(row_stride), np.int64(col_stride), z, z)
 
 
+@plain_calls
 @njit(**_C)
 def row_run(lay, c):
     """(how many columns from c on lie at one constant storage stride within a row, that
@@ -113,6 +119,7 @@ def row_run(lay, c):
     return ic - c % ic, ics
 
 
+@plain_calls
 @njit(**_C)
 def col_run(lay, r):
     """The same down a column from row r."""
@@ -271,6 +278,7 @@ def line(dst, d, src, s, ss, n):
             dst[np.uint64(d + x)] = src[np.uint64(s + x * ss)]
 
 
+@plain_calls
 @njit(**_C)
 def _lines(dst, d, ds, src, s, ss, n, starts, i0, i1, add):
     """The run of n elements at (src, dst) offset (s, d) of lines i0 .. i1 - 1, whose starts are
@@ -280,6 +288,7 @@ def _lines(dst, d, ds, src, s, ss, n, starts, i0, i1, add):
         _run(dst, starts[i, 1] + d, ds, src, starts[i, 0] + s, ss, n, add)
 
 
+@plain_calls
 @njit(**_C)
 def _runs(sl, s0, dl, d0, count, along_row):
     """The runs a row (along_row) or a column of the window splits into, the same for every row
@@ -304,6 +313,7 @@ def _runs(sl, s0, dl, d0, count, along_row):
 SAME, TRANSPOSED = 1, 2
 
 
+@plain_calls
 @njit(**_C)
 def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
     """How two layouts box over a box-aligned window: SAME (boxed alike, each box's elements
@@ -365,6 +375,7 @@ def _box16_impl(dst, d, src, s):
     return lambda dst, d, src, s: _transpose_box(dst, d, 16, src, s, 16, 16, 16, False)
 
 
+@plain_calls
 @njit(**_C)
 def _transpose_box(dst, d, di, src, s, si, n, m, add):
     """dst[d + x * di + y] = (or +=) src[s + y * si + x] for x < n, y < m: one box, written in
@@ -378,6 +389,7 @@ def _transpose_box(dst, d, di, src, s, si, n, m, add):
                 dst[o] = src[i]
 
 
+@plain_calls
 @njit(cache=True, error_model="numpy", nogil=True)
 def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols

@@ -26,6 +26,7 @@ from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
 from .layout import _store_n, copy_runs, line as _line, offset, strided
+from .plain import plain_calls
 from .xcall import XCALLED, xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
@@ -272,6 +273,7 @@ def tstore_add_bf16(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc
 
 # -- MGATHER / MSCATTER ---------------------------------------------------------------------------
 
+@plain_calls
 @njit(**_J)
 def _indices_ok(k, idx, ivr, ivc, il, vr, vc, off, gm_len, err):
     """idx's valid region covers the (vr, vc) region it indexes, and every index names an element

@@ -288,9 +288,12 @@ def lower_store_acc(node, soc) -> list[L.Call]:
     v, t = node.operands[:2]
     extra = node.operands[2] if len(node.operands) == 3 else None
     scalar, fp = (extra, None) if node.name == "TSTORE" else (None, extra)
+    head = L.view(v) + (L.tile(t), L.lit(_acc_mode(node, t, v)))
+    if extra is None and t.type.dtype.short == v.tensor.dtype.short:      # nothing to convert
+        args = head + (L.lit(FX.relu_of(node)), L.err())
+        return L.bounds(v) + [L.Call(L.lib("cube.store_acc_move"), args)]
     conv = FX.args(t, v.tensor.dtype, FX.relu_of(node), scalar, fp)
-    args = L.view(v) + (L.tile(t), L.lit(_acc_mode(node, t, v))) + conv + (L.err(),)
-    return L.bounds(v) + [L.Call(L.lib("cube.store_acc"), args)]
+    return L.bounds(v) + [L.Call(L.lib("cube.store_acc"), head + conv + (L.err(),))]
 
 
 # The boxed layouts whose box rows run along a view's contiguous axis: the nd2nz DMA that fills

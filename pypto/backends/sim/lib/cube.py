@@ -288,6 +288,30 @@ def convert_window(dst, dvr, dvc, dl, src, svr, svc, sl, rows, cols, sr0, sc0, d
             _put(dst, dro[i] + dco[j], _encode(_fix(v, relu, q), dcode, rmode, sat), dcode)
 
 
+@njit(inline="always", **_J)
+def _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu):
+    """No conversion: a plain move, then ReLU in GM."""
+    _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    if relu:
+        for i0 in range(s0):
+            for i1 in range(s1):
+                for i2 in range(s2):
+                    for i3 in range(s3):
+                        g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+                        for i4 in range(s4):
+                            if gm[g + i4 * t4] < 0:
+                                gm[g + i4 * t4] = 0
+
+
+@njit(**_J)
+def store_acc_move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, relu,
+                   err):
+    """store_acc where the view's type is the tile's and nothing scales: chosen when lowering, so
+    such a store never compiles the fixpipe's decode and encode (most of store_acc's compile)."""
+    if _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu)
+
+
 @njit(**_J)
 def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode,
               scode, dcode, relu, qmode, scalar, fp, fpvr, fpvc, fpl, rmode, sat, err):
@@ -295,17 +319,8 @@ def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay,
     the tile's (row, col) (the view's shape must equal the tile's valid region)."""
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
-    if scode == dcode and qmode == Q_NONE:     # no conversion: a plain move, then ReLU in GM
-        _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-        if relu:
-            for i0 in range(s0):
-                for i1 in range(s1):
-                    for i2 in range(s2):
-                        for i3 in range(s3):
-                            g = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
-                            for i4 in range(s4):
-                                if gm[g + i4 * t4] < 0:
-                                    gm[g + i4 * t4] = 0
+    if scode == dcode and qmode == Q_NONE:
+        _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu)
         return
     for i0 in range(s0):
         for i1 in range(s1):

@@ -288,9 +288,14 @@ def convert_window(dst, dvr, dvc, dl, src, svr, svc, sl, rows, cols, sr0, sc0, d
             _put(dst, dro[i] + dco[j], _encode(_fix(v, relu, q), dcode, rmode, sat), dcode)
 
 
-@njit(inline="always", **_J)
-def _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu):
-    """No conversion: a plain move, then ReLU in GM."""
+@njit(**_J)
+def store_acc_move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, relu,
+                   err):
+    """TSTORE from an Acc tile into a view of its own type, nothing scaled: a plain move, then ReLU
+    in GM. Lowering picks it instead of store_acc, so such a store never compiles the fixpipe's
+    decode and encode (most of store_acc's compile)."""
+    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+        return
     _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
     if relu:
         for i0 in range(s0):
@@ -304,23 +309,12 @@ def _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu)
 
 
 @njit(**_J)
-def store_acc_move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, relu,
-                   err):
-    """store_acc where the view's type is the tile's and nothing scales: chosen when lowering, so
-    such a store never compiles the fixpipe's decode and encode (most of store_acc's compile)."""
-    if _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-        _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu)
-
-
-@njit(**_J)
 def store_acc(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode,
               scode, dcode, relu, qmode, scalar, fp, fpvr, fpvc, fpl, rmode, sat, err):
     """TSTORE / TSTORE_FP from an Acc tile: the view's elements get the fixpipe's conversion of
-    the tile's (row, col) (the view's shape must equal the tile's valid region)."""
+    the tile's (row, col) (the view's shape must equal the tile's valid region). A store that
+    converts nothing is store_acc_move's (units/memory.py lowers to one or the other)."""
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-        return
-    if scode == dcode and qmode == Q_NONE:
-        _move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, lay, mode, relu)
         return
     for i0 in range(s0):
         for i1 in range(s1):

@@ -31,7 +31,7 @@ from .xcall import XCALLED, xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 # compiled once per element types (loads and stores alike), not again inside every kernel
-_copy_runs = xcall(copy_runs, literals=False)
+_copy_runs = xcall(copy_runs)
 
 ROW, COL, NZ = 0, 1, 2
 # TLOAD padding: none, the tail of each valid row's last 32-byte block, or of each valid column's

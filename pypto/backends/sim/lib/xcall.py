@@ -96,14 +96,11 @@ def _external_call(context, builder, disp, name, sig, args, got):
     return res
 
 
-def xcall(disp, literals: bool = True):
-    """An intrinsic calling the njit dispatcher ``disp`` through an external symbol.
-    ``literals=False`` passes constants as their plain types, so calls that differ only in which
-    arguments are constants share one compiled specialisation."""
+def xcall(disp):
+    """An intrinsic calling the njit dispatcher ``disp`` through an external symbol. (A callee
+    marked ``plain_calls`` gets one specialisation whatever constants its callers pass.)"""
     @intrinsic(prefer_literal=True)
     def call(typingctx, *args):
-        if not literals:
-            args = tuple(types.unliteral(a) for a in args)
         _, found = _resolve(typingctx, disp, args)
         name, sig = _register(disp, found.args)
 

@@ -41,7 +41,7 @@ from pypto.units.complex_common import rule_fault5
 from pypto.backends.sim.lib.xcall import XCALLED as _J
 
 
-@njit(inline="always", **_J)
+@njit(**_J)            # called twice below: compiled once, where inlining typed its loop twice
 def _big_small(d, dvr, dvc, dl, g, gl, s, svr, svc, sl):
     col_lt = svc < dvc
     for r in range(dvr):

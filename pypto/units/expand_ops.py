@@ -19,18 +19,21 @@ from ..backends.sim.lib.layout import offset, row, row_base, row_dense, same
 from ..backends.sim.lib.ops import fmax, fmin
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
+# The per-element helpers are called, not inline="always": numba's IR inliner redid _apply's tree
+# at each of its nine call sites, 60 s of a cold conformance/test_reduce.py. Only the f32 row loops
+# (plain arithmetic, cheap to inline) are inlined: called, they ran softmax's row ops 20 % slower.
 OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")     # instruction suffix -> opc (index)
 ADD, SUB, MUL, DIV, MAX, MIN, EXPDIF = range(7)
 
 
-@njit(inline="always", **_J)
+@njit(**_J)
 def _ld(x, f16):
     if f16:
         return f16_to_f32(x)
     return np.float32(x)
 
 
-@njit(inline="always", **_J)
+@njit(**_J)
 def _apply(opc, x, y, f16):
     """op(x, y) of two f32 values, as a double holding the f32 result (or, for EXPDIF, the
     double e**x)."""
@@ -54,7 +57,7 @@ def _apply(opc, x, y, f16):
     return np.float64(r)
 
 
-@njit(inline="always", **_J)
+@njit(**_J)
 def _put(dst, i, r, f16):
     if f16:
         dst[i] = f64_to_f16(r)
@@ -63,27 +66,28 @@ def _put(dst, i, r, f16):
 
 
 @njit(inline="always", **_J)
-def _f32_loop(dr, ar, y, opc, n):
-    for c in range(n):
-        dr[c] = np.float32(_apply(opc, ar[c], y, False))
-
-
-@njit(inline="always", **_J)
 def _f32_row(dr, ar, y, opc, n):
-    """dr[c] = op(ar[c], y) over f32 slices. Each op's loop is reached with opc a constant, so
-    the op is chosen once per row and LLVM vectorises the loop (a per-element choice stops it)."""
+    """dr[c] = op(ar[c], y) over f32 slices: the op is chosen once per row and each loop is
+    plain f32 arithmetic, so LLVM vectorises it (a per-element choice stops it). The results
+    equal _apply's."""
     if opc == ADD:
-        _f32_loop(dr, ar, y, ADD, n)
+        for c in range(n):
+            dr[c] = ar[c] + y
     elif opc == SUB:
-        _f32_loop(dr, ar, y, SUB, n)
+        for c in range(n):
+            dr[c] = ar[c] - y
     elif opc == MUL:
-        _f32_loop(dr, ar, y, MUL, n)
+        for c in range(n):
+            dr[c] = ar[c] * y
     elif opc == DIV:
-        _f32_loop(dr, ar, y, DIV, n)
+        for c in range(n):
+            dr[c] = ar[c] / y
     elif opc == MAX:
-        _f32_loop(dr, ar, y, MAX, n)
+        for c in range(n):
+            dr[c] = fmax(ar[c], y)
     else:
-        _f32_loop(dr, ar, y, MIN, n)
+        for c in range(n):
+            dr[c] = fmin(ar[c], y)
 
 
 @njit(**_J)

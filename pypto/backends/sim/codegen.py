@@ -26,8 +26,9 @@ HEADER = """\
 import numpy as np
 from numba import njit
 from pypto.backends.sim.lib import scalars as _sc
-from pypto.backends.sim.lib.context import record as _record
+from pypto.backends.sim.lib.context import record as _record_impl
 from pypto.backends.sim.lib.xcall import guarded, xcall
+_record = xcall(_record_impl)
 _sf16, _sbf16, _gf16, _gbf16 = (xcall(f) for f in (_sc.to_f16, _sc.to_bf16, _sc.from_f16, _sc.from_bf16))
 """
 _PY_OPS = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%"}
@@ -194,7 +195,7 @@ class _Gen:
                 sizes = [self.valid(t, k) for t in dynamic_tiles(s) for k in (0, 1)]
                 sizes += ["0"] * (4 - len(sizes))
                 self.emit(f"_record(ev, {expr(len(self.sites) - 1)}, block_idx, {expr(pipe)}, "
-                          f"np.int64(ev[0, 0]), {', '.join(sizes)}, err)", depth)
+                          f"{', '.join(sizes)}, err)", depth)
             if isinstance(s, SetValid):
                 self.set_size(s.tile, 0, s.rows, depth)
                 self.set_size(s.tile, 1, s.cols, depth)
@@ -214,7 +215,7 @@ class _Gen:
                 if self.events:              # the timeline orders pipes by these
                     code = PIPES.index(s.pipe) if s.pipe in PIPES else -1
                     self.emit(f"_record(ev, {expr(self.site(s))}, block_idx, {expr(code)}, "
-                              "np.int64(ev[0, 0]), 0, 0, 0, 0, err)", depth)
+                              "0, 0, 0, 0, err)", depth)
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):
             self.emit("pass", depth)
 

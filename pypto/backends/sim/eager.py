@@ -265,7 +265,7 @@ class EagerExecutor(Builder):
                 dyn = dynamic_tiles(stmt) if isinstance(stmt, InstrNode) else []
                 sizes = [int(v) for t in dyn for v in t.valid]
                 sizes += [0] * (4 - len(sizes))
-                record(ev, len(self.sites) - 1, self.block, pipe, int(ev[0, 0]), *sizes, self.rec.err)
+                record(ev, len(self.sites) - 1, self.block, pipe, *sizes, self.rec.err)
         if isinstance(stmt, SetValid):
             stmt.tile.valid = (RtInt(stmt.rows), RtInt(stmt.cols))
         elif isinstance(stmt, Assign):

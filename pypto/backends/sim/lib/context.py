@@ -13,7 +13,7 @@ from .plain import plain_calls
 
 @plain_calls
 @njit(cache=True, error_model="numpy", nogil=True)
-def record(ev, site, block, pipe, seq, r0, c0, r1, c1, err):
+def record(ev, site, block, pipe, r0, c0, r1, c1, err):
     """Record one event; nothing after a fault (the faulted instruction and those skipped)."""
     if err[0] != 0:
         return
@@ -23,7 +23,7 @@ def record(ev, site, block, pipe, seq, r0, c0, r1, c1, err):
         ev[n, 0] = site
         ev[n, 1] = block
         ev[n, 2] = pipe
-        ev[n, 3] = seq
+        ev[n, 3] = n - 1
         ev[n, 4] = r0
         ev[n, 5] = c0
         ev[n, 6] = r1

@@ -20,8 +20,8 @@ from ..backends.sim.lib.ops import fmax, fmin
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 # The per-element helpers are called, not inline="always": numba's IR inliner redid _apply's tree
-# at each of its nine call sites, 60 s of a cold conformance/test_reduce.py. Only the f32 row loops
-# (plain arithmetic, cheap to inline) are inlined: called, they ran softmax's row ops 20 % slower.
+# at every one of its call sites, 60 s of a cold conformance/test_reduce.py. Only the f32 row loops
+# (plain arithmetic, cheap to inline) are inlined: called, they made softmax 20 % slower.
 OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")     # instruction suffix -> opc (index)
 ADD, SUB, MUL, DIV, MAX, MIN, EXPDIF = range(7)
 

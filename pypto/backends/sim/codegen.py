@@ -41,25 +41,43 @@ def module_source(comment: str, imports: list[str], params: list[str], body: lis
             "\n\n\n" + JIT + f"\ndef kernel({', '.join(params)}):\n" + "\n".join(body) + "\n")
 
 
-def expr(x) -> str:
-    """Python source of an index expression; ints are int64 so a new value never re-specialises."""
+_SHARED = ("floordiv", "floormod", "min", "max")     # worth computing once: numba lowers each copy
+_MUTABLE = ("valid",)                               # Var kinds a kernel reassigns
+
+
+def _pure(x) -> bool:
+    """Whether x's value is fixed for the rest of its scope (no GM read, result or valid size)."""
+    if isinstance(x, BinOp):
+        return _pure(x.lhs) and _pure(x.rhs)
+    if isinstance(x, Var):
+        return x.kind not in _MUTABLE
+    return not isinstance(x, (GmLoad, Returned))
+
+
+def expr(x, bind=None) -> str:
+    """Python source of an index expression; ints are int64 so a new value never re-specialises.
+    ``bind(source)`` (if given) names each pure floordiv / floormod / min / max once, so an index
+    repeated across a kernel's statements is typed and lowered once."""
     if isinstance(x, Returned):
         return f"tr[{x.slot}]"
     if isinstance(x, Var):
         return {"scalar": f"s_{x.name}", "shape": f"n_{x.name}"}.get(x.kind, x.name)
     if isinstance(x, GmLoad):
         dt = x.view.tensor.dtype
-        el = f"g{x.view.tensor.index}[{expr(x.view.offset)}]"
+        el = f"g{x.view.tensor.index}[{expr(x.view.offset, bind)}]"
         if dt.is_float:
             return {"f16": f"np.float64(_gf16({el}))", "bf16": f"np.float64(_gbf16({el}))"}.get(
                 dt.short, f"np.float64({el})")
         return f"np.int64({el})"
     if isinstance(x, BinOp):
+        lhs, rhs = expr(x.lhs, bind), expr(x.rhs, bind)
         if x.op in ("min", "max"):
-            return f"{x.op}({expr(x.lhs)}, {expr(x.rhs)})"
-        if x.op in COMPARE_OPS:
-            return f"np.int64({expr(x.lhs)} {x.op} {expr(x.rhs)})"
-        return f"({expr(x.lhs)} {_PY_OPS[x.op]} {expr(x.rhs)})"
+            src = f"{x.op}({lhs}, {rhs})"
+        elif x.op in COMPARE_OPS:
+            return f"np.int64({lhs} {x.op} {rhs})"
+        else:
+            src = f"({lhs} {_PY_OPS[x.op]} {rhs})"
+        return bind(src) if bind is not None and x.op in _SHARED and _pure(x) else src
     if isinstance(x, bool):
         return repr(x)
     if isinstance(x, float):
@@ -95,6 +113,9 @@ class _Gen:
         self.params: list[str] = []
         self.chunks: list[str] = []          # source of the chunk functions
         self.chunking = False
+        self.shared: dict[str, str] = {}     # subexpression source -> its local, in this scope
+        self.depth = 1                       # where a new local of `shared` is assigned
+        self.nbound = 0
 
     def fn(self, f: L.Fn) -> str:
         module, _ = C.resolve(f, self.cache_dir)
@@ -103,21 +124,33 @@ class _Gen:
             self.imports[key] = f"_f{len(self.imports)}"
         return self.imports[key]
 
+    def ex(self, x) -> str:
+        """expr(x) with its repeated subexpressions computed once in the current scope."""
+        return expr(x, self._bind)
+
+    def _bind(self, src: str) -> str:
+        name = self.shared.get(src)
+        if name is None:
+            self.nbound += 1
+            name = self.shared[src] = f"_e{self.nbound}"
+            self.emit(f"{name} = {src}", self.depth)
+        return name
+
     def arg(self, a, node: Stmt | None = None) -> str:
         tag = a[0]
         if tag == "tile":
             t = a[1]
             vr, vc = (self.valid(t, 0), self.valid(t, 1)) if t.dynamic \
-                else (expr(t.valid[0]), expr(t.valid[1]))
+                else (self.ex(t.valid[0]), self.ex(t.valid[1]))
             return f"v_{t.id}, {vr}, {vc}, lay_{t.id}"
         if tag == "int":
-            return expr(a[1])
+            return self.ex(a[1])
         if tag == "gm":
             return f"g{a[1].index}"
         if tag == "const":
             return a[2]
         if tag == "scalar":
-            dt, e = a[2], expr(a[1])
+            dt, e = a[2], self.ex(a[1])
             if dt is None:
                 return f"np.float64({e})"
             return _SCALAR[dt.short].format(e) if dt.is_float else f"np.{dt.storage.name}({e})"
@@ -134,7 +167,7 @@ class _Gen:
         return f"vd{slot}" if self.locals else f"vv[{slot}]"
 
     def set_size(self, t: TileVar, k: int, value, depth: int) -> None:
-        e = expr(value)
+        e = self.ex(value)
         if self.locals and not e.startswith("np.int64("):
             e = f"np.int64({e})"                 # one type for the local, whatever the source
         self.emit(f"{self.valid(t, k)} = {e}", depth)
@@ -184,6 +217,7 @@ class _Gen:
             return
         start = len(self.lines)
         for s in body:
+            self.depth = depth
             try:
                 calls = L.lower(s, self.soc)
             except PtoError as e:
@@ -202,11 +236,12 @@ class _Gen:
             elif isinstance(s, Assign):
                 self.view(s.tile, s.addr, depth)
             elif isinstance(s, For) and s.branch:
-                self.emit(f"if {expr(s.stop)} != 0:", depth)
-                self.stmts(s.body, depth + 1, loops)
+                self.emit(f"if {self.ex(s.stop)} != 0:", depth)
+                self.scope(s.body, depth + 1, loops)
             elif isinstance(s, For):
-                self.emit(f"for {s.var.name} in range({expr(s.start)}, {expr(s.stop)}, {expr(s.step)}):", depth)
-                self.stmts(s.body, depth + 1, loops + (s.var.name,))
+                self.emit(f"for {s.var.name} in range({self.ex(s.start)}, {self.ex(s.stop)}, {self.ex(s.step)}):",
+                          depth)
+                self.scope(s.body, depth + 1, loops + (s.var.name,))
                 self.emit("if err[0] != 0:", depth + 1)     # leave a faulted loop at once
                 self.emit("    return", depth + 1)
             elif isinstance(s, Sync):
@@ -219,12 +254,20 @@ class _Gen:
         if not any(not ln.strip().startswith("#") for ln in self.lines[start:]):
             self.emit("pass", depth)
 
+    def scope(self, body: list[Stmt], depth: int, loops: tuple[str, ...]) -> None:
+        """A loop or branch body: it sees the names bound before it, and its own end with it."""
+        outer, self.shared = self.shared, dict(self.shared)
+        self.stmts(body, depth, loops)
+        self.shared = outer
+
     def chunk(self, part: list[Stmt], loops: tuple[str, ...]) -> tuple[str, list[str]]:
         """A separately compiled function for ``part``, called like xcall; returns its alias
         and its parameters (those of the kernel's names its body uses)."""
         outer, self.lines = self.lines, []
+        outer_shared, self.shared = self.shared, {}
         _prologue(self, _tiles_in(part))
         self.stmts(part, 1, loops)
+        self.shared = outer_shared
         n = len(self.chunks)
         body = "\n".join(_hoist(self.lines))
         names = set(_NAME.findall(body))

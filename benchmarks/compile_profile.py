@@ -3,9 +3,9 @@ subtracted), how often it compiled, and how much of it was numba's IR inlining (
 
 Use it as a pytest plugin; each process (every xdist worker) writes its records when it exits:
 
-    PYTHONPATH=benchmarks COMPILE_PROFILE=/tmp/cp .venv/bin/python -m pytest -p compile_profile \\
+    PYTHONPATH=benchmarks COMPILE_PROFILE=cprof .venv/bin/python -m pytest -p compile_profile \\
         -m "not slow" conformance/test_reduce.py
-    .venv/bin/python benchmarks/compile_profile.py /tmp/cp [--top 40]
+    .venv/bin/python benchmarks/compile_profile.py cprof [--top 40]
 
 Start from empty caches (XDG_CACHE_HOME and NUMBA_CACHE_DIR pointing at a new directory) to see a
 cold run; a function loaded from the cache shows as a compile of almost no time. Generated modules

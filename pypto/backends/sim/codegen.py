@@ -25,11 +25,10 @@ CHUNK_JIT = f"@njit({_JIT_OPTIONS}, no_cpython_wrapper=True, no_cfunc_wrapper=Tr
 HEADER = """\
 import numpy as np
 from numba import njit
-from pypto.backends.sim.lib import scalars as _sc
-from pypto.backends.sim.lib.context import record as _record_impl
+from pypto.backends.sim.lib.scalars import f16_scalar as _sf16, bf16_scalar as _sbf16
+from pypto.backends.sim.lib.scalars import f16_read as _gf16, bf16_read as _gbf16
+from pypto.backends.sim.lib.context import record_call as _record
 from pypto.backends.sim.lib.xcall import guarded, xcall
-_record = xcall(_record_impl)
-_sf16, _sbf16, _gf16, _gbf16 = (xcall(f) for f in (_sc.to_f16, _sc.to_bf16, _sc.from_f16, _sc.from_bf16))
 """
 _PY_OPS = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%"}
 _SCALAR = {"f32": "np.float32({})", "f16": "_sf16(np.float64({}))", "bf16": "_sbf16(np.float64({}))"}

@@ -9,6 +9,7 @@ dropped.
 from numba import njit
 
 from .plain import plain_calls
+from .xcall import xcall
 
 
 @plain_calls
@@ -28,3 +29,6 @@ def record(ev, site, block, pipe, r0, c0, r1, c1, err):
         ev[n, 5] = c0
         ev[n, 6] = r1
         ev[n, 7] = c1
+
+
+record_call = xcall(record)      # generated kernels call record through this (codegen.HEADER)

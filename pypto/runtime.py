@@ -47,8 +47,7 @@ def _choose_backend(name: str | None) -> str:
     env = config.env().get("PYPTO_BACKEND")
     if env:
         return env
-    ok, _ = backends.is_available("npu")
-    return "npu" if ok else "sim"
+    return "npu" if backends.usable("npu") else "sim"
 
 
 def init(backend: str | None = None, soc: str | None = None, device: int = 0, *,

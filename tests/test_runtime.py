@@ -211,6 +211,27 @@ def test_default_backend(fresh):
     assert s.backend_name == ("npu" if _npu_usable() else "sim")
 
 
+def test_auto_choice_skips_the_toolchain_search_without_a_device(fresh, monkeypatch):
+    import pypto.backends.npu as npu
+
+    def searched():
+        raise AssertionError("the CANN toolchain was searched on a machine without a device")
+    monkeypatch.setattr(npu.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr(npu, "_missing", searched)
+    assert pypto.init().backend_name == "sim"
+
+
+@pytest.mark.parametrize("devices,missing,expect", [([], ["bisheng"], False),
+                                                    (["/dev/davinci0"], ["bisheng"], False),
+                                                    (["/dev/davinci0"], [], True)])
+def test_usable_agrees_with_is_available(monkeypatch, devices, missing, expect):
+    import pypto.backends.npu as npu
+    monkeypatch.setattr(npu.glob, "glob", lambda pattern: devices)
+    monkeypatch.setattr(npu, "_missing", lambda: list(missing) + ([] if devices else ["no device"]))
+    assert pypto.backends.usable("npu") is expect
+    assert pypto.backends.is_available("npu")[0] is expect
+
+
 def test_backend_from_argument(fresh):
     assert pypto.init(backend="sim").backend_name == "sim"
 

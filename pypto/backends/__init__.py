@@ -25,6 +25,13 @@ def is_available(name: str) -> tuple[bool, list[str]]:
     return module(name).is_available()
 
 
+def usable(name: str) -> bool:
+    """Whether backend ``name`` can run here (its module's quick ``usable()`` where it has one)."""
+    mod = module(name)
+    quick = getattr(mod, "usable", None)
+    return quick() if quick is not None else mod.is_available()[0]
+
+
 def emit_cpp(kernel, soc, guards: bool = True) -> str:
     """The PTO C++ source the NPU backends build for a kernel's IR (``kern.cpp()``); guards=False
     leaves out pypto's run-time guards (shorter to read, not what the backends build)."""

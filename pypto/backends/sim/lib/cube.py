@@ -29,6 +29,10 @@ from .xcall import xcall
 
 _J = dict(cache=True, error_model="numpy", nogil=True)
 _decode, _encode = xcall(decode), xcall(encode)
+# The cube's helpers call one another through xcall handles (_copy, _raw_x, _dense, ...): linked
+# in, numba optimised each helper again inside every specialisation of every caller (measured on
+# the tutorial's first matmul, benchmarks/README.md).
+_copy = xcall(copy_runs)
 MAX_MKN = 4095
 # the packed fp4 formats' codes here (convert.py has no fp4: only the cube reads it), and their
 # (exponent, mantissa) bits; both have exponent bias 1 and no inf or NaN
@@ -44,8 +48,11 @@ def _raw(src, lay, rows, cols, transposed):
     of the transpose when ``transposed`` (so a Zn operand's box columns stay runs)."""
     out = np.empty(rows * cols, src.dtype)
     dense = strided(1, rows) if transposed else strided(cols, 1)
-    copy_runs(out, 0, dense, 0, 0, src, 0, lay, 0, 0, rows, cols, False)
+    _copy(out, 0, dense, 0, 0, src, 0, lay, 0, 0, rows, cols, False)
     return out.reshape(cols, rows) if transposed else out.reshape(rows, cols)
+
+
+_raw_x = xcall(_raw)
 
 
 @plain_calls
@@ -79,14 +86,17 @@ def _f16_boxes(src, lay, rows, cols, transposed):
     return out.reshape(dr, dc)
 
 
+_boxes = xcall(_f16_boxes)
+
+
 @plain_calls
 @njit(**_J)
 def _dense32(src, lay, rows, cols, code, transposed):
     """src[0:rows, 0:cols] (or its transpose) as a dense float32 matrix; every element widens
     exactly."""
     if code == F16 and _f16_boxes_fit(lay, rows, cols, transposed):
-        return _f16_boxes(src, lay, rows, cols, transposed)
-    raw = _raw(src, lay, rows, cols, transposed)
+        return _boxes(src, lay, rows, cols, transposed)
+    raw = _raw_x(src, lay, rows, cols, transposed)
     if code == F32:
         return raw.astype(np.float32)
     out = np.empty(raw.shape, np.float32)
@@ -100,10 +110,13 @@ def _dense32(src, lay, rows, cols, code, transposed):
     else:
         table = np.empty(256, np.float32)          # 1-byte floats: decode each code once
         for x in range(256):
-            table[x] = np.float32(decode(np.uint8(x), code))
+            table[x] = np.float32(_decode(np.uint8(x), code))
         for x in range(r.size):
             flat[x] = table[np.uint8(r[x])]
     return out
+
+
+_dense = xcall(_dense32)
 
 
 @plain_calls
@@ -111,7 +124,7 @@ def _dense32(src, lay, rows, cols, code, transposed):
 def _fp4_dense(src, lay, rows, cols, code, transposed):
     """src[0:rows, 0:cols] of fp4 byte pairs (or its transpose) as a dense float32 matrix whose
     last axis is doubled: each byte's two values, low nibble first (pairs run along K)."""
-    raw = _raw(src, lay, rows, cols, transposed)
+    raw = _raw_x(src, lay, rows, cols, transposed)
     mbits = 1 if code == FP4_E2M1 else 2
     table = np.empty(16, np.float32)
     for x in range(16):
@@ -127,14 +140,48 @@ def _fp4_dense(src, lay, rows, cols, code, transposed):
     return out
 
 
+_fp4 = xcall(_fp4_dense)
+
+
 @plain_calls
 @njit(**_J)
 def _mx_operand(x, lay, rows, cols, code, lanes, transposed):
     """An MX operand's stored rows x cols (fp8 elements, or fp4 pairs when lanes == 2, whose
     values double the K axis: the last one after ``transposed``) as a dense f32 matrix."""
     if lanes == 2:
-        return _fp4_dense(x, lay, rows, cols, code, transposed)
-    return _dense32(x, lay, rows, cols, code, transposed)
+        return _fp4(x, lay, rows, cols, code, transposed)
+    return _dense(x, lay, rows, cols, code, transposed)
+
+
+_mx = xcall(_mx_operand)
+
+
+@plain_calls
+@njit(**_J)
+def _scale_k(x, s, sl, scode, rows, k, scale_rows):
+    """x[i, kk] (rows x k, f32) times 2^(e - 127) of its MX scale, in f64 (exact): the scale of
+    A's (i, kk) is s[i, kk // 32]; of B's (kk, j), held here as x[j, kk], s[kk // 32, j]."""
+    out = np.empty((rows, k), np.float64)
+    for i in range(rows):
+        for kb in range(0, k, 32):
+            e = s[offset(sl, kb // 32, i)] if scale_rows else s[offset(sl, i, kb // 32)]
+            f = _decode(e, scode)
+            for kk in range(kb, min(kb + 32, k)):
+                out[i, kk] = np.float64(x[i, kk]) * f
+    return out
+
+
+_scaled = xcall(_scale_k)
+
+
+@plain_calls
+@njit(**_J)
+def _gemm(x, y):
+    """x @ y.T through BLAS (numba's np.dot)."""
+    return np.dot(x, y.T)
+
+
+_dot = xcall(_gemm)
 
 
 @njit(inline="always", **_J)
@@ -167,10 +214,10 @@ def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsv
     m, k, n, rows = _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err)
     if m == 0:
         return
-    p = np.dot(_dense32(a, al, rows, k, acode, False), _dense32(b, bl, k, n, bcode, True).T)
+    p = _dot(_dense(a, al, rows, k, acode, False), _dense(b, bl, k, n, bcode, True))
     if has_bias and not accumulate:
         _add_bias(p, bias, bsl, rows, n)
-    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
+    _copy(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
 
 
 @njit(**_J)
@@ -180,31 +227,16 @@ def mma_int(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc,
     m, k, n, rows = _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err)
     if m == 0:
         return
-    p = np.dot(_raw(a, al, rows, k, False).astype(np.float64),
-               _raw(b, bl, k, n, True).astype(np.float64).T)
-    acc = _raw(c, cl, rows, n, False) if accumulate else np.zeros((rows, n), np.int32)
+    p = _dot(_raw_x(a, al, rows, k, False).astype(np.float64),
+             _raw_x(b, bl, k, n, True).astype(np.float64))
+    acc = _raw_x(c, cl, rows, n, False) if accumulate else np.zeros((rows, n), np.int32)
     for i in range(rows):
         for j in range(n):
             s = np.int64(p[i, j]) + np.int64(acc[i, j])
             if has_bias and not accumulate:
                 s += np.int64(bias[offset(bsl, 0, j)])
             acc[i, j] = np.int32(((s + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31)
-    copy_runs(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
-
-
-@plain_calls
-@njit(**_J)
-def _scale_k(x, s, sl, scode, rows, k, scale_rows):
-    """x[i, kk] (rows x k, f32) times 2^(e - 127) of its MX scale, in f64 (exact): the scale of
-    A's (i, kk) is s[i, kk // 32]; of B's (kk, j), held here as x[j, kk], s[kk // 32, j]."""
-    out = np.empty((rows, k), np.float64)
-    for i in range(rows):
-        for kb in range(0, k, 32):
-            e = s[offset(sl, kb // 32, i)] if scale_rows else s[offset(sl, i, kb // 32)]
-            f = decode(e, scode)
-            for kk in range(kb, min(kb + 32, k)):
-                out[i, kk] = np.float64(x[i, kk]) * f
-    return out
+    _copy(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
 
 
 @njit(**_J)
@@ -219,12 +251,12 @@ def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, b
     if m == 0:
         return
     kq = k // lanes                                   # stored elements along K
-    pa = _scale_k(_mx_operand(a, al, rows, kq, acode, lanes, False), sa, sal, scode, rows, k, False)
-    pb = _scale_k(_mx_operand(b, bl, kq, n, bcode, lanes, True), sb, sbl, scode, n, k, True)
-    p = np.dot(pa, pb.T).astype(np.float32)
+    pa = _scaled(_mx(a, al, rows, kq, acode, lanes, False), sa, sal, scode, rows, k, False)
+    pb = _scaled(_mx(b, bl, kq, n, bcode, lanes, True), sb, sbl, scode, n, k, True)
+    p = _dot(pa, pb).astype(np.float32)
     if has_bias:
         _add_bias(p, bias, bsl, rows, n)
-    copy_runs(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
+    _copy(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
 
 
 # -- moves -------------------------------------------------------------------------------------------
@@ -244,7 +276,7 @@ def copy_window(dst, dvr, dvc, dl, src, svr, svc, sl, rows, cols, sr0, sc0, dr0,
     """dst[dr0 + i, dc0 + j] = src[sr0 + i, sc0 + j] (raw elements, any layouts)."""
     if not _inside(rows, cols, sr0, sc0, dr0, dc0, srows, scols, drows, dcols, err):
         return
-    copy_runs(dst, 0, dl, dr0, dc0, src, 0, sl, sr0, sc0, rows, cols, False)
+    _copy(dst, 0, dl, dr0, dc0, src, 0, sl, sr0, sc0, rows, cols, False)
 
 
 @njit(inline="always", **_J)

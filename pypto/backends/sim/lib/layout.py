@@ -12,6 +12,7 @@ from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from .plain import plain_calls
+from .xcall import xcall
 
 _J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
 # what copy_runs calls once per copy, line or box: compiled once, not inlined at every use
@@ -389,6 +390,11 @@ def _transpose_box(dst, d, di, src, s, si, n, m, add):
                 dst[o] = src[i]
 
 
+# copy_runs calls its three larger helpers through xcall: linked in, numba optimised them again
+# inside each of copy_runs' specialisations. (copy_runs itself is only ever called through xcall.)
+_lines_x, _runs_x, _tbox_x = (xcall(f) for f in (_lines, _runs, _transpose_box))
+
+
 @plain_calls
 @njit(cache=True, error_model="numpy", nogil=True)
 def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
@@ -409,7 +415,7 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
                 starts[x, 0] = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
                 starts[x, 1] = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
         zero, one = np.int64(0), np.int64(1)       # plain int64s: the generic path's _lines
-        _lines(dst, zero, one, src, zero, one, ir_ * ic, starts, zero, nb, add)
+        _lines_x(dst, zero, one, src, zero, one, ir_ * ic, starts, zero, nb, add)
         return
     if boxes == TRANSPOSED:
         ir_, ic = dl[0], dl[1]
@@ -421,7 +427,7 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
                 if n == 16 and m == 16 and not add:
                     _box16(dst, d, src, s)
                 else:
-                    _transpose_box(dst, d, m, src, s, n, n, m, add)
+                    _tbox_x(dst, d, m, src, s, n, n, m, add)
         return
     ds_r, ss_r = row_run(dl, 0)[1], row_run(sl, 0)[1]
     ds_c, ss_c = col_run(dl, 0)[1], col_run(sl, 0)[1]
@@ -433,7 +439,7 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
         along_row = ds_r == 1 or (ds_c != 1 and ss_r == 1)
     ds, ss = (ds_r, ss_r) if along_row else (ds_c, ss_c)
     s0, d0, count = (sc0, dc0, cols) if along_row else (sr0, dr0, rows)
-    length, sp, dp = _runs(sl, s0, dl, d0, count, along_row)
+    length, sp, dp = _runs_x(sl, s0, dl, d0, count, along_row)
     lines = rows if along_row else cols
     lp = np.empty((lines, 2), np.int64)                 # each line's (src, dst) part
     for i in range(lines):
@@ -442,4 +448,4 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):
-            _lines(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)
+            _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)

@@ -114,6 +114,31 @@ def _first_launch() -> tuple[tuple[float, float], ...]:
         return run(), run(), run("pto.TADDS(t, t, 1.0)", "4")
 
 
+YARDSTICK = r"""
+import time
+t0 = time.perf_counter()
+import numba, numpy as np
+t1 = time.perf_counter()
+@numba.njit
+def total(a):
+    s = 0.0
+    for x in a:
+        s += x
+    return s
+assert total(np.ones(3)) == 3.0
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def _yardstick() -> tuple[float, float]:
+    """(numba's import, one small njit compile) in a fresh process: what this machine charges
+    for the fixed parts of every first launch, so the absolute rows can be read across machines
+    (the shared VM these figures come from has varied 2-4x between days)."""
+    out = subprocess.run([sys.executable, "-c", YARDSTICK], check=True, capture_output=True,
+                         text=True).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
 def _compile_ratio() -> tuple[float, float]:
     sys.path.insert(0, str(HERE))
     from compile_time import first_result_seconds
@@ -176,6 +201,9 @@ def main(argv=None) -> None:
     print("pypto simulator performance goals (ratios: pypto / reference, same process)")
     print(f"  pypto {pypto.__version__}, Python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()} {os.cpu_count()} CPUs; best of {r}")
+    imp, jit = min(_yardstick() for _ in range(3))
+    print(f"  this machine: numba's import {imp:.2f} s, one small njit compile {jit:.2f} s (fresh "
+          f"process, best of 3)")
     rows = []
     pypto.init()
     n = 16 * 1024 * 1024

@@ -23,7 +23,7 @@ from .checks import in_range
 from .convert import BF16, F16, F32, decode, encode
 from .floatbits import bf16_to_f32, bits_f32, f16_widen
 from .layout import copy_runs, offset, parts, strided
-from .memory import _check, _rc, _transfer
+from .memory import _check, _rc, tstore
 from .plain import plain_calls
 from .xcall import xcall
 
@@ -32,7 +32,7 @@ _decode, _encode = xcall(decode), xcall(encode)
 # The cube's helpers call one another through xcall handles (_copy, _raw_x, _dense, ...): linked
 # in, numba optimised each helper again inside every specialisation of every caller (measured on
 # the tutorial's first matmul, benchmarks/README.md).
-_copy = xcall(copy_runs)
+_copy, _tstore = xcall(copy_runs), xcall(tstore)
 MAX_MKN = 4095
 # the packed fp4 formats' codes here (convert.py has no fp4: only the cube reads it), and their
 # (exponent, mantissa) bits; both have exponent bias 1 and no inf or NaN
@@ -326,10 +326,8 @@ def store_acc_move(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc,
     """TSTORE from an Acc tile into a view of its own type, nothing scaled: a plain move, then ReLU
     in GM. Lowering picks it instead of store_acc, so such a store never compiles the fixpipe's
     decode and encode (most of store_acc's compile)."""
-    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-        return
-    _transfer(False, src, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-    if relu:
+    _tstore(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err)
+    if relu and err[0] == 0:
         for i0 in range(s0):
             for i1 in range(s1):
                 for i2 in range(s2):

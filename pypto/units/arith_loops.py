@@ -18,8 +18,9 @@ from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import strict, undefined
 from ..backends.sim.lib.elementwise import CODECS
 from ..backends.sim.lib.layout import offset
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 _HEADER = """\
 from numba import njit

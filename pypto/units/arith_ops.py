@@ -12,11 +12,12 @@ from numba import njit
 
 from ..backends.sim.lib.floatbits import (bits_f32, bits_f64, f16_to_f32, f32_bits, f32_to_f16,
                                           f64_bits, f64_to_f16)
+from ..backends.sim.lib.jit import INLINE, LIB
 
-_J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
+_J = INLINE
 # the remainder steps and their conversions are large: compiled once per signature and called,
 # not inlined into every loop instance (which made each TREM/TFMOD kernel compile for ~20 s)
-_N = dict(cache=True, error_model="numpy", nogil=True)
+_N = LIB
 
 
 # -- NaN and rounding helpers ------------------------------------------------------------------

@@ -29,8 +29,9 @@ from ..ir.nodes import Expr, RtFloat, is_static
 from ..ir.registry import Unit, register
 from . import bits_rules as R
 from .elementwise import check_covers
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 XOR_PAIRS = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
 XOR_RULE = ("on a2a3 TXOR computes through tmp in several passes (tmp = src0 | src1, dst = "

@@ -16,8 +16,9 @@ from ..errors import PtoError, TileError, ValidRegionError
 from ..ir.nodes import TileVar, is_static
 from ..ir.verify import slots_of
 from .complex_common import rule_fault5 as rule_fault
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 # rule ids of this family's UNIT_RULE faults (err[1]); err[2..5] hold the values listed
 OVERLAP = 1        # operand a, operand b

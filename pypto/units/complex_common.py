@@ -10,8 +10,9 @@ from numba import njit
 from ..backends import errcodes as EC
 from ..backends import faults
 from ..ir.nodes import TileVar, is_static
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(inline="always", **_J)

@@ -18,8 +18,9 @@ from ..errors import OperandError, TileShapeError
 from ..ir.nodes import Expr, RtFloat, is_static
 from ..ir import guards as G
 from ..ir.registry import Unit, register
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

@@ -29,8 +29,9 @@ from ..errors import NotSimulatedError, OperandError, ValidRegionError
 from ..ir.nodes import Effect, is_static
 from ..ir.registry import Unit, register
 from .complex_common import decoder, guard, rule_fault
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 Q_DST, Q_SCALE = 1, 2              # UNIT_RULE ids
 
 

@@ -31,8 +31,9 @@ from ..ir.nodes import Effect
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 DEFAULT_RMODE = "CAST_NONE"
 # The element conversion is large: called through xcall it is compiled once per source storage
 # type, not again inside every (dst, src) specialisation of the loops below.

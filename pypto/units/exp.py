@@ -21,9 +21,10 @@ from ..backends.sim import lowering as L
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
+from ..backends.sim.lib.jit import INLINE
 
 
-@njit(cache=True, inline="always", error_model="numpy", nogil=True)
+@njit(**INLINE)
 def exp(x):
     return math.exp(np.float64(x))
 
@@ -39,7 +40,7 @@ C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11 = (1.0 / math.factorial(i) for 
 _F32_DROPPED = 29                            # double mantissa bits below f32's
 
 
-@njit(cache=True, inline="always", error_model="numpy", nogil=True)
+@njit(**INLINE)
 def exp_fast(x):
     """e**x in double for x in f32's normal result range, within ~30 double ulps (degree-11
     Taylor on |r| <= ln2/2); no libm call and no float -> int conversion, so LLVM vectorises it."""
@@ -52,7 +53,7 @@ def exp_fast(x):
     return p * bits_f64((f64_bits(t) - _SHIFT_BITS + 1023) << 52)
 
 
-@njit(cache=True, inline="always", error_model="numpy", nogil=True)
+@njit(**INLINE)
 def exp_near(x, v):
     """True when exp_fast's value v might round to another f32 than libm's exp(x)."""
     d = np.float64(x)

@@ -26,8 +26,9 @@ from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
 from . import expand_ops as X
 from .reduce_rules import COLS, covers_row0, equal_valid, same_cols as g_cols
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

@@ -28,8 +28,9 @@ from ..ir import guards as G
 from ..ir.registry import Unit, register
 from . import expand_ops as X
 from .reduce_rules import COLS, ROWS, c0, column_vector, equal_valid, fixed_valid, same_cols, same_rows as g_rows
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

@@ -20,8 +20,9 @@ from ..errors import OperandError, TileShapeError, ValidRegionError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
 from .complex_common import cxx_type, decoder, guard, rule_fault
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 PATTERNS = {"P0101": 1, "P1010": 2, "P0001": 3, "P0010": 4, "P0100": 5, "P1000": 6, "P1111": 7}
 # UNIT_RULE ids

@@ -19,8 +19,9 @@ from ..errors import LayoutError, TileError, TileShapeError
 from ..ir.registry import Unit, register
 from .memory import pad_value
 from .move_common import require_vec_pair
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

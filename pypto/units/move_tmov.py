@@ -22,8 +22,9 @@ from ..errors import DTypeError, LayoutError, TileShapeError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
 from . import cube_move
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 ND2NZ_TYPES = ("f16", "bf16", "f32", "i32", "i8", "e4m3", "e5m2", "hif8")   # a5 TMovToVecNd2Nz
 
 

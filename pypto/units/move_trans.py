@@ -16,8 +16,9 @@ from ..backends.sim.lib.checks import in_range
 from ..backends.sim.lib.layout import offset
 from ..errors import TileShapeError
 from ..ir.registry import Unit, register
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

@@ -23,8 +23,9 @@ from ..errors import DTypeError, IndexRangeError, OperandError
 from ..ir.nodes import Expr, TileVar, is_runtime
 from ..ir.registry import Unit, register
 from . import cube_move
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

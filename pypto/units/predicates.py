@@ -31,8 +31,9 @@ from ..ir.nodes import Expr, RtFloat, binop, is_static
 from ..ir.registry import Unit, register
 from ..isa.instructions.elementwise import CMP_MODE
 from . import bits_rules as R
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 MODES = CMP_MODE.values                      # EQ NE LT LE GT GE: the codes 0 .. 5
 NATIVE, HALF, HALF_BITS = 0, 1, 2            # how a stored element is compared
 

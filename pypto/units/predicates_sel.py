@@ -24,8 +24,9 @@ from ..ir import guards as G
 from ..ir.nodes import Expr, RtFloat, TileVar, is_static
 from ..ir.registry import Unit, register
 from . import bits_rules as R
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(inline="always", **_J)

@@ -30,8 +30,9 @@ from ..backends.sim.lib.ops import f16_to_f32, f32_to_f16
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .reduce_rules import check_row_reduce
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 # _tree, _fold and _widen are called (one loop each, per row or per lane block), not inlined at
 # their seven uses: inlining them was a third of TROWSUM's 6 s compile.
 

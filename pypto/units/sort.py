@@ -25,8 +25,9 @@ from ..errors import DTypeError, OperandError, TileShapeError, ValidRegionError
 from ..ir.nodes import TileVar, is_static
 from ..ir.registry import Unit, register
 from .complex_common import cxx_type, decoder, guard, rule_fault
+from ..backends.sim.lib.jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 # UNIT_RULE ids
 SORT_SRC_ROWS, SORT_IDX, SORT_DST_CAP, SORT_PARTIAL = 1, 2, 3, 4

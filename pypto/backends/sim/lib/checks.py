@@ -3,8 +3,9 @@ addresses, runtime scalars); each writes the error record and leaves everything 
 from numba import njit
 
 from ... import errcodes as E
+from .jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 
 @njit(**_J)

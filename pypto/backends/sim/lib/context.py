@@ -10,10 +10,11 @@ from numba import njit
 
 from .plain import plain_calls
 from .xcall import xcall
+from .jit import LIB
 
 
 @plain_calls
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(**LIB)
 def record(ev, site, block, pipe, r0, c0, r1, c1, err):
     """Record one event; nothing after a fault (the faulted instruction and those skipped)."""
     if err[0] != 0:

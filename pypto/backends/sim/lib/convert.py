@@ -78,6 +78,7 @@ from numba.extending import overload
 
 from ....dtypes import HIF8_CLASSES, HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
 from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
+from .jit import LIB
 
 __all__ = [
     "F32", "F16", "BF16", "E4M3", "E5M2", "HIF8", "I8", "U8", "I16", "U16", "I32", "U32", "I64", "E8M0",
@@ -90,7 +91,7 @@ __all__ = [
 # Deliberately NOT inline="always" (unlike floatbits/ops): numba's IR inliner takes ~35 s to inline
 # this tree into each caller, whereas separately compiled (and disk-cached) functions are still
 # inlined by LLVM when the caller is linked; a tile loop runs at ~20 ns per element either way.
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 
 # ---------------------------------------------------------------------------
 # Codes

@@ -26,8 +26,9 @@ from .layout import copy_runs, offset, parts, strided
 from .memory import _check, _rc, tstore
 from .plain import plain_calls
 from .xcall import xcall
+from .jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 _decode, _encode = xcall(decode), xcall(encode)
 # The cube's helpers call one another through xcall handles (_copy, _raw_x, _dense, ...): linked
 # in, numba optimised each helper again inside every specialisation of every caller (measured on

@@ -39,6 +39,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import errors
 from numba.extending import intrinsic
+from .jit import INLINE
 
 __all__ = [
     "f32_bits", "bits_f32", "f64_bits", "bits_f64",
@@ -47,7 +48,7 @@ __all__ = [
     "f64_to_f32",
 ]
 
-_JIT = dict(cache=True, inline="always", error_model="numpy")
+_JIT = INLINE
 
 
 # ---------------------------------------------------------------------------

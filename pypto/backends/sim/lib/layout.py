@@ -13,11 +13,12 @@ from numba.np.arrayobj import make_array
 
 from .plain import plain_calls
 from .xcall import xcall
+from .jit import INLINE, LIB
 
-_J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
+_J = INLINE
 # what copy_runs calls once per copy, line or box: compiled once, not inlined at every use
 # (numba's IR inlining was a third of copy_runs' compile time)
-_C = dict(cache=True, error_model="numpy", nogil=True)
+_C = LIB
 
 
 @njit(**_J)
@@ -86,7 +87,7 @@ def col_part(lay, c):
 
 
 @plain_calls
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(**LIB)
 def parts(lay, r0, rows, c0, cols):
     """(row parts of rows r0 .. r0 + rows - 1, column parts of cols c0 ..): loops over a window
     add two table entries per element instead of dividing by the box sizes."""
@@ -396,7 +397,7 @@ _lines_x, _runs_x, _tbox_x = (xcall(f) for f in (_lines, _runs, _transpose_box))
 
 
 @plain_calls
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(**LIB)
 def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols
     window, through the two layouts, in runs along rows or along columns (whichever keeps dst,

@@ -28,8 +28,9 @@ from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
 from .layout import _store_n, copy_runs, line as _line, offset, strided
 from .plain import plain_calls
 from .xcall import XCALLED, xcall
+from .jit import LIB
 
-_J = dict(cache=True, error_model="numpy", nogil=True)
+_J = LIB
 # compiled once per element types (loads and stores alike), not again inside every kernel
 _copy_runs = xcall(copy_runs)
 

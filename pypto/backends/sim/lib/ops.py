@@ -7,8 +7,9 @@ from numba import njit
 
 from .floatbits import (bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16,  # noqa: F401
                         f64_to_f16, f64_to_f32)
+from .jit import INLINE
 
-_J = dict(cache=True, inline="always", error_model="numpy", nogil=True)
+_J = INLINE
 
 
 @njit(**_J)

@@ -525,3 +525,9 @@ def test_integer_fallbacks_agree_with_numpy():
     x = np.concatenate([f32_from_bits(rng.integers(0, 1 << 32, 10 ** 6, dtype=np.uint64)),
                         h.view(np.float16).astype(np.float32)])
     assert_bits_equal(soft_narrow(x), ref_f32_to_f16(x), x)
+
+
+def test_standalone_options_match_the_librarys():
+    """floatbits spells out lib/jit.py's INLINE (it imports nothing of pypto); they must agree."""
+    from pypto.backends.sim.lib import floatbits, jit
+    assert floatbits._JIT == jit.INLINE

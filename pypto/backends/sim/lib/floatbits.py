@@ -39,7 +39,6 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import errors
 from numba.extending import intrinsic
-from .jit import INLINE
 
 __all__ = [
     "f32_bits", "bits_f32", "f64_bits", "bits_f64",
@@ -48,7 +47,9 @@ __all__ = [
     "f64_to_f32",
 ]
 
-_JIT = INLINE
+# lib/jit.py's INLINE, spelled out: this module imports nothing of pypto, so a user's own njit
+# code can load it as a standalone file (tests/test_floatbits.py does)
+_JIT = dict(cache=True, inline="always", error_model="numpy", nogil=True, no_cfunc_wrapper=True)
 
 
 # ---------------------------------------------------------------------------

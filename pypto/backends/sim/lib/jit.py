@@ -2,8 +2,8 @@
 
 # Cached on disk; numpy's error model (no exception check on every division); the GIL released,
 # since blocks run on threads; and no C callback wrapper: nothing uses a library function as a
-# first-class function value, and building that wrapper was about a tenth of a small function's
-# compile (benchmarks/README.md).
+# first-class function value, and building that wrapper costs a tenth of a tiny function's
+# compile, a few percent of a library function's (benchmarks/README.md).
 LIB = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True)
 # Small helpers numba inlines into each caller (its IR inlining: only where LLVM must see the body
 # inside the caller's loop, to vectorise it).

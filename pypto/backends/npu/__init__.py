@@ -9,13 +9,17 @@ import importlib.util
 from ...errors import BackendUnavailableError, NpuUnavailableError
 
 
+def _devices() -> list[str]:
+    return glob.glob("/dev/davinci[0-9]*")
+
+
 def _missing() -> list[str]:
     from . import toolchain
     missing = toolchain.missing(toolchain.discover_cached(), "npu")
     if importlib.util.find_spec("acl") is None:
         missing.append("pyACL (`import acl`) is not importable: source <CANN>/set_env.sh (or add "
                        "<CANN>/python/site-packages to PYTHONPATH) in the shell that runs Python")
-    if not glob.glob("/dev/davinci[0-9]*"):
+    if not _devices():
         missing.append("no Ascend device: /dev/davinci* is not present (`npu-smi info` lists the "
                        "devices; in a container, pass the /dev/davinci* devices through)")
     return missing
@@ -30,7 +34,7 @@ def is_available() -> tuple[bool, list[str]]:
 def usable() -> bool:
     """is_available()[0], but a machine without an Ascend device answers at once: the toolchain
     search it skips was 15-45 ms of every pypto.init() that chooses its backend itself."""
-    return bool(glob.glob("/dev/davinci[0-9]*")) and not _missing()
+    return bool(_devices()) and not _missing()
 
 
 def create(soc, device: int, options=None):

@@ -6,6 +6,7 @@ Rows (goal in brackets; a ratio is pypto's time over the reference's, in one pro
   execute() of add on 5 elements, per call (x10000)                           [<= 8 us]
   first launch of a new kernel with empty caches (fresh process)              [<= 1 s]
   first launch in a second process with a warm cache                          [<= 0.1 s]
+    (from the kernel's native code, and again through numba's cache with PYPTO_SIM_NATIVE=0)
   first launch of a second, different kernel in a third process (pypto's own library then
     cached, only the new kernel and its one new instruction compile)          [<= 1 s]
     (each timed from before pypto.init(), where numba is imported, and from after it, as
@@ -100,18 +101,20 @@ def _small_execute(calls: int) -> float:
 
 def _first_launch() -> tuple[tuple[float, float], ...]:
     """(from init, after init) with empty caches; the same kernel in a second process on that
-    cache; a different kernel (one more instruction) in a third: pypto's library is then cached
-    and only the new kernel and its new instruction compile, as for a user's second kernel."""
+    cache (its native form, backends/sim/native.py); a different kernel (one more instruction) in
+    a third: pypto's library is then cached and only the new kernel and its new instruction
+    compile, as for a user's second kernel; the first kernel again through numba's cache."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, PYPTO_CACHE_DIR=os.path.join(cache, "k"),
                    NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
 
-        def run(extra: str = "", expect: str = "3") -> tuple[float, float]:
+        def run(extra: str = "", expect: str = "3", **more: str) -> tuple[float, float]:
             src = FIRST.replace("EXTRA", extra).replace("EXPECT", expect)
-            out = subprocess.run([sys.executable, "-c", src], env=env, check=True,
+            out = subprocess.run([sys.executable, "-c", src], env=dict(env, **more), check=True,
                                  capture_output=True, text=True).stdout.split()
             return float(out[-2]), float(out[-1])
-        return run(), run(), run("pto.TADDS(t, t, 1.0)", "4")
+        return (run(), run(), run("pto.TADDS(t, t, 1.0)", "4"),
+                run(PYPTO_SIM_NATIVE="0"))
 
 
 YARDSTICK = r"""
@@ -226,12 +229,14 @@ def main(argv=None) -> None:
     rows.append(("checker cost, add (on / off)", on_off[0][0] / on_off[1][0], "1.2x", ""))
     rows.append(("checker cost, GEMM (on / off)", on_off[0][1] / on_off[1][1], "1.2x", ""))
     if not args.quick:
-        cold, warm, second = _first_launch()
+        cold, warm, second, numba_warm = _first_launch()
         rows.append(("first launch, empty caches", cold[0], "1 s", f"{cold[0]:.2f} s from init"))
         rows.append(("  the same, after pypto.init()", cold[1], "1 s", f"{cold[1]:.2f} s"))
         rows.append(("first launch, warm cache (2nd process)", warm[0] / 0.1, "0.1 s",
                      f"{warm[0]:.3f} s from init"))
         rows.append(("  the same, after pypto.init()", warm[1] / 0.1, "0.1 s", f"{warm[1]:.3f} s"))
+        rows.append(("  the same through numba (native off)", numba_warm[0] / 0.1, "0.1 s",
+                     f"{numba_warm[0]:.3f} s from init, {numba_warm[1]:.3f} s after"))
         rows.append(("a second, new kernel (library cached)", second[0], "1 s",
                      f"{second[0]:.2f} s from init, {second[1]:.2f} s after"))
         big, small = _compile_ratio()

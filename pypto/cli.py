@@ -63,6 +63,7 @@ def _defaults() -> dict[str, Callable[[], str]]:
         "PYPTO_SOC": lambda: get_profile(None).name,
         "PYPTO_SIM_MODE": lambda: "compiled",
         "PYPTO_SIM_THREADS": lambda: f"{os.cpu_count() or 1} (the CPU count)",
+        "PYPTO_SIM_NATIVE": lambda: "1",
         "PYPTO_CACHE_DIR": _env_cache,
         "PYPTO_CPUSIM_CXXFLAGS": lambda: "-O2",
     }
@@ -71,7 +72,7 @@ def _defaults() -> dict[str, Callable[[], str]]:
 def _setting_problem(name: str) -> tuple[str, str] | None:
     """(why, fix) if the set value of a PYPTO_* variable would make pypto.init() fail, else None."""
     from pypto.backends import REGISTRY
-    from pypto.backends.sim.options import _env_mode, _env_threads, env
+    from pypto.backends.sim.options import _env_mode, _env_native, _env_threads, env
     from pypto.errors import PtoError
     from pypto.isa.soc import PROFILES, get_profile
     value = env().get(name)
@@ -90,6 +91,8 @@ def _setting_problem(name: str) -> tuple[str, str] | None:
             _env_mode()
         elif name == "PYPTO_SIM_THREADS":
             _env_threads()
+        elif name == "PYPTO_SIM_NATIVE":
+            _env_native()
         elif name == "PYPTO_CPUSIM_CXXFLAGS":
             from pypto.backends.npu.build import BuildTarget, cpusim_flags
             BuildTarget("cpusim", "a2a3", **cpusim_flags(value))

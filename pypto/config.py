@@ -16,6 +16,7 @@ ENV_VARS: dict[str, str] = {
     "PYPTO_SOC": "SoC profile: a2a3 | a5 (default: a2a3)",
     "PYPTO_SIM_MODE": "simulator mode: compiled | eager (default: compiled)",
     "PYPTO_SIM_THREADS": "simulator worker threads: a positive integer (default: the CPU count)",
+    "PYPTO_SIM_NATIVE": "simulator kernels kept as native code for later processes: 1 | 0 (default: 1)",
     "PYPTO_CACHE_DIR": "compiled-kernel cache directory (default: $XDG_CACHE_HOME/pypto/kernels)",
     "PYPTO_CPUSIM_CXXFLAGS": "g++ optimisation flags of npu-cpusim builds, e.g. '-O3 -march=native' "
                              "(default: -O2)",

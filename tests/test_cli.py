@@ -20,7 +20,7 @@ from pypto import errors as E
 from pypto.backends.sim import options as O
 
 REPO = Path(__file__).resolve().parents[1]
-ENV_VARS = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE", "PYPTO_SIM_THREADS", "PYPTO_CACHE_DIR",
+ENV_VARS = ("PYPTO_BACKEND", "PYPTO_SOC", "PYPTO_SIM_MODE", "PYPTO_SIM_THREADS", "PYPTO_SIM_NATIVE", "PYPTO_CACHE_DIR",
             "PYPTO_CPUSIM_CXXFLAGS")
 # The version written in pyproject.toml (independent of pypto.__version__).
 VERSION = re.search(r'^version\s*=\s*"([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)

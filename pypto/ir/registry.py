@@ -9,6 +9,7 @@ Every list of names is derived from here.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -47,6 +48,7 @@ class Unit:
 
 
 _UNITS: dict[str, Unit] = {}
+_ORIGIN: dict[str, str | None] = {}
 _LOCK = threading.RLock()
 _LOADERS: list[Callable[[], None]] = []
 _FINDERS: list[Callable[[str], bool]] = []
@@ -89,7 +91,22 @@ def register(unit: Unit, *, replace: bool = False) -> Unit:
             raise PtoError(f"instruction {unit.name} is registered twice",
                            rule="one instruction, one unit", fix="pass replace=True to override")
         _UNITS[unit.name] = unit
+        _ORIGIN[unit.name] = _importing()
     return unit
+
+
+def _importing() -> str | None:
+    """The module whose import runs the caller's registration (the innermost module body on
+    the stack): importing it alone registers the unit again, whatever imported it first."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_name != "<module>":
+        f = f.f_back
+    return None if f is None else f.f_globals.get("__name__")
+
+
+def origin(name: str) -> str | None:
+    """The module whose import registered ``name`` (None: not registered, or not at import)."""
+    return _ORIGIN.get(name)
 
 
 def _ensure_loaded() -> None:

@@ -54,7 +54,9 @@ def load_all() -> dict[str, str]:
     for m in modules():
         before = registry.registered()
         importlib.import_module(f"{__name__}.{m}")
-        where.update(dict.fromkeys(registry.registered() - before, m))
+        for name in registry.registered() - before:   # the module that registers it, not the
+            home = registry.origin(name) or ""         # one whose import reached that module
+            where[name] = home[len(__name__) + 1:] if home.startswith(__name__ + ".") else m
     try:                          # the index only saves time: an unwritable cache is no error
         path = _path()
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from ..backends import errcodes as EC
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.convert import CODES
-from ..backends.sim.lib.cube import MAX_MKN, MX_CODES
+from ..backends.sim.lib.codes import CODES, MAX_MKN, MX_CODES
 from ..errors import LayoutError, OperandError, TileShapeError
 from ..ir import guards as G
 from ..ir.nodes import TileVar, binop

@@ -15,8 +15,7 @@ Plain conversions (f32 -> f16/bf16) round to nearest even; i32 -> i32 and f32 ->
 from __future__ import annotations
 
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.convert import CAST_RINT, CODES, SAT_CLAMP, SAT_WRAP
-from ..backends.sim.lib.cube import Q_NONE, Q_SCALAR, Q_VECTOR
+from ..backends.sim.lib.codes import CAST_RINT, CODES, Q_NONE, Q_SCALAR, Q_VECTOR, SAT_CLAMP, SAT_WRAP
 from ..errors import DTypeError, OperandError
 from ..ir.nodes import TileVar, is_runtime
 

@@ -28,7 +28,7 @@ import numpy as np
 from .. import diagnostics as Dx
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.memory import COL, NO_PAD, NZ, PAD_COLS, PAD_ROWS, ROW
+from ..backends.sim.lib.codes import COL, NO_PAD, NZ, PAD_COLS, PAD_ROWS, ROW
 from ..errors import DTypeError, LayoutError, NotSimulatedError, OperandError, ShapeError, TileError
 from ..ir.nodes import GmView, TileVar, binop, is_runtime, is_static
 from ..ir import guards as G

@@ -22,16 +22,32 @@ from ...errors import PtoError, UseAfterFreeError
 from ...ir import effects, passes
 from ...ir.nodes import Kernel, TensorParam
 from ..base import Backend, BufferArg, DeviceBuffer, Program, ProgramCache
-from . import codegen
 from .blas import share_cores
-from . import compile as C
 from .context import LaunchContext, OnChipPool, WorkerRecord
-from .eager import EagerExecutor
 from ..faults import PARTIAL, fault
 from .. import errcodes as E
 from .memory import GM_BASE, SimAllocator, host_array
-from . import world
+from . import native, world
 from .options import SimOptions
+
+# codegen, compile and eager import numba; a kernel launched from its native form never needs them
+
+
+class _NativeGen:
+    """What a launch needs of a Generated module, as native.py saved it; the sites (for a fault's
+    message) are generated again only when a fault needs them."""
+
+    def __init__(self, meta: dict, make: Callable[[], Any]):
+        self.params, self.spaces = meta["params"], meta["spaces"]
+        self.shape_vars = [tuple(v) for v in meta["shape_vars"]]
+        self.space_params = [tuple(v) for v in meta["space_params"]]
+        self._make, self._sites = make, None
+
+    @property
+    def sites(self) -> list:
+        if self._sites is None:
+            self._sites = self._make().sites
+        return self._sites
 
 
 class _BlockQueue:
@@ -55,12 +71,16 @@ class _BlockQueue:
 
 
 class _Compiled:
-    """A compiled kernel: generated code, its numba function, where each launch value goes
-    (``plan``: one (kind, index, dim) per parameter) and the specialisations counted so far."""
+    """A compiled kernel: generated code, its numba function (or native.NativeKernel), where each
+    launch value goes (``plan``: one (kind, index, dim) per parameter), the specialisations counted
+    so far, and the key its native form is saved under after its first launch (native.py)."""
 
-    def __init__(self, gen, fn, plan, events: bool = False, comm: bool = False):
+    def __init__(self, gen, fn, plan, events: bool = False, comm: bool = False, save_as: str | None = None):
         self.gen, self.fn, self.plan, self.seen, self.events = gen, fn, plan, {}, events
         self.comm = comm                       # talks to other devices: blocks are counted
+        self.save_as = save_as
+        if isinstance(fn, native.NativeKernel):
+            self.seen = {"n": 1, "hits": 1}
         names = gen.params
         self.block_slot = names.index("block_idx")
         self.err_slot, self.ev_slot = names.index("err"), names.index("ev")
@@ -173,14 +193,47 @@ class SimBackend(Backend):
             if prog is not None:
                 return prog
             passes.run(kernel, self.soc)
-            gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
-            if "Acc" in gen.spaces:                # the cube: its tile multiply is BLAS
+            comm = effects.uses_world(kernel)
+            key = None if events or comm or not self.options.native else \
+                native.kernel_key(kernel, self.soc, events)
+            c = self._native(kernel, key) if key else None
+            if c is None:
+                gen, fn = self._generate(kernel, events)
+                c = _Compiled(gen, fn, _plan(kernel, gen), events, comm, key)
+            if "Acc" in c.gen.spaces:              # the cube: its tile multiply is BLAS
                 share_cores(self.options.threads)
-            mod = C.load_module(gen.source, self.options.cache_dir, "k")
-            prog = Program(kernel, self.name, _Compiled(gen, mod.kernel, _plan(kernel, gen), events,
-                                                        effects.uses_world(kernel)))
+            prog = Program(kernel, self.name, c)
             self._programs.put(kernel, events, prog)
             return prog
+
+    def _generate(self, kernel: Kernel, events: bool):
+        """The kernel's generated module and its numba function."""
+        from . import codegen
+        from . import compile as C
+        gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
+        return gen, C.load_module(gen.source, self.options.cache_dir, "k").kernel
+
+    def _native(self, kernel: Kernel, key: str) -> "_Compiled | None":
+        """The kernel from its saved native form (native.py), or None: compile with numba, and
+        save it after its first launch unless an earlier process found it has none."""
+        meta = native.read(self.options.cache_dir, key)
+        if meta is None:
+            return None
+        made: list = []
+
+        def generated():
+            if not made:
+                made.extend(self._generate(kernel, False))
+            return made
+
+        fn = native.load(self.options.cache_dir, key, meta, lambda: generated()[1])
+        if fn is None:
+            gen, fn = generated()
+            return _Compiled(gen, fn, _plan(kernel, gen), False, False)
+        gen = _NativeGen(meta, lambda: generated()[0])
+        with self._lock:
+            self.stats.cache_loads += 1
+        return _Compiled(gen, fn, _plan(kernel, gen))
 
     def _gm(self, b: BufferArg) -> np.ndarray:
         """The allocation at b.addr as b's storage type (made once per allocation and view)."""
@@ -231,8 +284,12 @@ class SimBackend(Backend):
                     raise
                 raise _compile_failure(k, e) from e
         if len(c.fn.overloads) != c.seen.get("n"):
+            from . import compile as C
             with self._lock:
                 C.count_new_specialisations(c.fn, c.seen, self.stats)
+        if c.save_as is not None and ctx.first_fault() is None:
+            key, c.save_as = c.save_as, None
+            native.save_later(self.options.cache_dir, key, c.fn, c.gen)
         if self.options.events:
             self.last_events, self.last_event_sites = ctx.events(), c.gen.sites
             self.last_events_dropped = ctx.dropped()
@@ -253,6 +310,7 @@ class SimBackend(Backend):
         for i, _ in gm_refs:
             template[i] = None
         local, strict, spaces, fn = threading.local(), self.options.strict, c.gen.spaces, c.fn
+        native_fn = isinstance(fn, native.NativeKernel)
 
         def run() -> None:
             mine = getattr(local, "mine", None)
@@ -273,7 +331,16 @@ class SimBackend(Backend):
             rec.reset(strict)
             self._count_launch()
             onchip.poison(spaces)
-            fn(*args)
+            if native_fn:
+                ids = [id(args[i]) for i, _ in gm_refs]
+                if getattr(local, "ids", None) != ids:
+                    local.packed, local.ids = fn.pack(args), ids
+                if local.packed is None:
+                    fn(*args)
+                else:
+                    fn.run(local.packed, args)
+            else:
+                fn(*args)
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = 0
                 _raise_fault(program, buffers, rec.err)
@@ -317,10 +384,17 @@ class SimBackend(Backend):
             args[i] = onchip.typed(loc, st)
         args[c.err_slot], args[c.ev_slot] = rec.err, rec.events
         bi, spaces, fn = c.block_slot, c.gen.spaces, c.fn
+        packed = None
+        if isinstance(fn, native.NativeKernel) and not c.comm:
+            args[bi] = 0
+            packed = fn.pack(args)
         for blk in blocks:
             onchip.poison(spaces)
             args[bi] = blk
-            if c.comm:
+            if packed is not None:
+                packed.words[fn.slot(bi)] = blk
+                fn.run(packed, args)
+            elif c.comm:
                 with self.world.block():
                     fn(*args)
             else:
@@ -335,6 +409,7 @@ class SimBackend(Backend):
                   buffers: Sequence[BufferArg], grid: int, scalars: Sequence[int | float]) -> None:
         """Eager mode: run the kernel body once per block, each statement executed at once by
         the same numba functions compiled mode calls. ``body(executor)`` runs the user's code."""
+        from .eager import EagerExecutor
         gm = {p.index: self._gm(b) for p, b in zip([p for p in params if isinstance(p, TensorParam)],
                                                    buffers)}
         with self._lock:

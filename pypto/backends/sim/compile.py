@@ -20,6 +20,7 @@ from numba.core import event
 from numba.core.typing.templates import Signature
 
 from ...errors import ConfigError, PtoError
+from . import native
 from .options import source_hash
 
 _LOADED: dict[str, object] = {}
@@ -206,6 +207,7 @@ def _cached_loads_skip_the_registries() -> None:
 
 
 _cached_loads_skip_the_registries()
+native.keep_object_code()
 
 
 def _scipy_imported_only_for_the_cube() -> None:

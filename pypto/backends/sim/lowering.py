@@ -25,7 +25,6 @@ from ...errors import NotSimulatedError
 from ...ir import registry
 from ...ir.nodes import Assign, Expr, GmView, InstrNode, SetValid, Stmt, TileVar, gm_loads
 from ...isa import TABLE
-from .lib import elementwise as EW
 
 LIB = "pypto.backends.sim.lib"
 
@@ -57,6 +56,7 @@ def lib(path: str) -> Fn:
 def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
     """An instance of an elementwise loop template (lib/elementwise.py); lower() swaps in its
     ND-only twin when the call's tiles are all ND."""
+    from .lib import elementwise as EW   # numba: only when a kernel is generated
     src, prefix, fn = EW.instance(form, opmod, op, codec, dense=False)
     dsrc, dprefix, _ = EW.instance(form, opmod, op, codec, dense=True)
     return Fn(prefix, fn, src, Fn(dprefix, fn, dsrc))

@@ -7,6 +7,8 @@ import operator
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import ConfigError
 
 from ...config import ENV_VARS, EnvSnapshot, env, reload_env  # noqa: F401  (re-exported for callers)
@@ -41,6 +43,18 @@ def _env_threads() -> int:
                           fix=f"set e.g. PYPTO_SIM_THREADS={os.cpu_count() or 1}, or unset it to "
                               "use the CPU count")
     return n
+
+
+def _env_native() -> bool:
+    raw = env().get("PYPTO_SIM_NATIVE")
+    if raw is None:
+        return True
+    if raw.strip() not in ("0", "1"):
+        raise ConfigError(f"PYPTO_SIM_NATIVE={raw!r} is not 0 or 1",
+                          rule="PYPTO_SIM_NATIVE is 1 (keep compiled kernels as native code for later "
+                               "processes) or 0 (numba only)",
+                          fix="set PYPTO_SIM_NATIVE=0 or 1, or unset it")
+    return raw.strip() == "1"
 
 
 def source_hash(directory: str) -> str:
@@ -115,7 +129,9 @@ class SimOptions:
     is undefined (integer division by zero, shift counts past the width, NaNs in a sort, ...) the
     simulator gives a documented value; "strict" also raises an UndefinedBehaviorError naming such
     an element and makes reads of never-written on-chip bytes errors; "off" skips the checker
-    (for speed; pypto.check() still runs it)."""
+    (for speed; pypto.check() still runs it).
+    native: after a kernel's first launch, keep its machine code beside the kernel cache, so a
+    later process launches it without importing numba (backends/sim/native.py; PYPTO_SIM_NATIVE)."""
     mode: str = field(default_factory=_env_mode)
     uninit_byte: int = 0xFF
     devices: int | None = None
@@ -124,6 +140,7 @@ class SimOptions:
     threads: int = field(default_factory=_env_threads)
     events: int = 0
     checks: str = "default"
+    native: bool = field(default_factory=_env_native)
 
     @property
     def strict(self) -> bool:
@@ -143,6 +160,10 @@ class SimOptions:
                            fix="use SimOptions(mode='eager') to debug, 'compiled' for speed")
         for spec in _INT_FIELDS:
             _int_field(self, *spec)
+        if not isinstance(self.native, (bool, np.bool_)):
+            raise ConfigError(f"SimOptions(native={self.native!r}) is not True or False",
+                              rule="native is a bool (PYPTO_SIM_NATIVE)",
+                              fix="use SimOptions(native=False) to launch every kernel through numba")
         if not isinstance(self.cache_dir, (str, os.PathLike)):
             raise ConfigError(f"SimOptions(cache_dir={self.cache_dir!r}) is not a path",
                            rule="cache_dir is a directory path (PYPTO_CACHE_DIR)",

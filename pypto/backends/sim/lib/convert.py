@@ -78,6 +78,9 @@ from numba.extending import overload
 
 from ....dtypes import HIF8_CLASSES, HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
 from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
+from .codes import (BF16, CAST_CEIL, CAST_FLOOR, CAST_NONE, CAST_ODD, CAST_RINT, CAST_ROUND, CAST_TRUNC,
+                    CODES, E4M3, E5M2, E8M0, F16, F32, HIF8, I8, I16, I32, I64, RMODES, SAT_CLAMP,
+                    SAT_WRAP, U8, U16, U32)
 from .jit import LIB
 
 __all__ = [
@@ -94,20 +97,13 @@ __all__ = [
 _J = LIB
 
 # ---------------------------------------------------------------------------
-# Codes
+# Codes (the numbers themselves are in codes.py)
 # ---------------------------------------------------------------------------
 
-F32, F16, BF16, E4M3, E5M2, HIF8, I8, U8, I16, U16, I32, U32, I64, E8M0 = range(14)
-CODES = {"f32": F32, "f16": F16, "bf16": BF16, "e4m3": E4M3, "e5m2": E5M2, "hif8": HIF8, "i8": I8,
-         "u8": U8, "i16": I16, "u16": U16, "i32": I32, "u32": U32, "i64": I64, "e8m0": E8M0}
 _FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2, HIF8})
 # hif8's normal classes indexed by exponent width D (|e| < 2**D): (first payload, D, mantissa bits)
 _HIF8_BY_D = tuple(sorted(HIF8_CLASSES, key=lambda c: c[1]))
 
-CAST_NONE, CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD = range(7)
-RMODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC", "CAST_ODD")
-
-SAT_WRAP, SAT_CLAMP = 0, 1
 
 # a5's vcvt to these destinations rounds one way whatever mode is asked (fp8: nearest even;
 # hif8: ROUND_A, half away from zero); the legal sources are f32 (and f16 for hif8).

@@ -27,6 +27,7 @@ from .memory import _check, _rc, tstore
 from .plain import plain_calls
 from .xcall import xcall
 from .jit import LIB
+from .codes import FP4_E2M1, MAX_MKN, Q_SCALAR, Q_VECTOR
 
 _J = LIB
 _decode, _encode = xcall(decode), xcall(encode)
@@ -34,12 +35,6 @@ _decode, _encode = xcall(decode), xcall(encode)
 # in, numba optimised each helper again inside every specialisation of every caller (measured on
 # the tutorial's first matmul, benchmarks/README.md).
 _copy, _tstore = xcall(copy_runs), xcall(tstore)
-MAX_MKN = 4095
-# the packed fp4 formats' codes here (convert.py has no fp4: only the cube reads it), and their
-# (exponent, mantissa) bits; both have exponent bias 1 and no inf or NaN
-FP4_E2M1, FP4_E1M2 = 20, 21
-MX_CODES = {"fp4e2m1x2": FP4_E2M1, "fp4e1m2x2": FP4_E1M2}
-Q_NONE, Q_SCALAR, Q_VECTOR = 0, 1, 2
 
 
 @plain_calls

@@ -29,16 +29,12 @@ from .layout import _store_n, copy_runs, line as _line, offset, strided
 from .plain import plain_calls
 from .xcall import XCALLED, xcall
 from .jit import LIB
+from .codes import ADD_BF16, ADD_F16, ADD_INT, COL, NO_PAD, PAD_COLS, PAD_ROWS, ROW
 
 _J = LIB
 # compiled once per element types (loads and stores alike), not again inside every kernel
 _copy_runs = xcall(copy_runs)
 
-ROW, COL, NZ = 0, 1, 2
-# TLOAD padding: none, the tail of each valid row's last 32-byte block, or of each valid column's
-NO_PAD, PAD_ROWS, PAD_COLS = 0, 1, 2
-# atomic-add element kinds
-ADD_INT, ADD_F32, ADD_F16, ADD_BF16 = 0, 1, 2, 3
 
 
 @njit(inline="always", **_J)

@@ -30,12 +30,13 @@ FORMAT = "pypto-native-2"
 ENTRY = "pypto.native.entry"
 # numba helpers a kernel's objects may name without numba's Python side: NRT's memory functions
 # (its extension module's init binds them to malloc/free), the CPython wrapper's and exception
-# reporting's, and pure math. A kernel reaching any other (BLAS, random state) stays with numba.
+# reporting's, pure math, and the BLAS products (each finds SciPy's BLAS itself, holding the
+# GIL). A kernel reaching any other (random state, LAPACK) stays with numba.
 _HELPERS_ALLOWED = frozenset({
     "numba_do_raise", "numba_unpickle", "numba_runtime_build_excinfo_struct",
     "numba_gil_ensure", "numba_gil_release", "numba_frexp", "numba_frexpf", "numba_ldexp",
-    "numba_ldexpf", "numba_nextafter", "numba_nextafterf",
-    "numba_attempt_nocopy_reshape"})
+    "numba_ldexpf", "numba_nextafter", "numba_nextafterf", "numba_attempt_nocopy_reshape",
+    "numba_xxgemm", "numba_xxgemv", "numba_xxdot"})
 _SCALARS = {"int64": (int, np.int64), "float64": (float, np.float64), "bool": (bool, np.bool_)}
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(os.path.dirname(_HERE))

@@ -24,7 +24,7 @@ from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..errors import OperandError
 from ..ir.registry import Unit, register
-from . import reduce_lib as R
+from . import reduce_rules as R
 from .reduce_rules import check_col_reduce, check_tmp_rows_cols, guard_col_reduce
 
 KINDS = {"TCOLSUM": R.SUM, "TCOLPROD": R.PROD, "TCOLMAX": R.MAX, "TCOLMIN": R.MIN}
@@ -58,10 +58,10 @@ def lower_colreduce(node, soc) -> list[L.Call]:
         order = R.SEQ_A5 if a5 else R.SEQ_A2A3
     kind = KINDS[node.name]
     if dt.is_float:
-        return [L.Call(L.Fn(R.__name__, "colreduce_f"),
+        return [L.Call(L.Fn(R.LOOPS, "colreduce_f"),
                        (L.tile(dst), L.tile(src), L.lit(kind), L.lit(order), L.lit(CODECS[dt.short]),
                         L.err()))]
-    return [L.Call(L.Fn(R.__name__, "colreduce_i"),
+    return [L.Call(L.Fn(R.LOOPS, "colreduce_i"),
                    (L.tile(dst), L.tile(src), L.lit(kind), L.lit(order), L.err()))]
 
 

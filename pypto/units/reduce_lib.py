@@ -18,10 +18,9 @@ from ..backends.sim.lib.layout import row as _row
 from ..backends.sim.lib.ops import fmax, fmin
 from ..backends.sim.lib.floatbits import bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from ..backends.sim.lib.jit import LIB
+from .reduce_rules import MAX, PAIR_A2A3, PAIR_A5, PROD, SEQ_A5, SUM
 
 _J = LIB
-SUM, PROD, MAX, MIN = 0, 1, 2, 3                      # reduction kinds
-SEQ_A2A3, SEQ_A5, PAIR_A2A3, PAIR_A5 = 0, 1, 2, 3     # column orders
 F16_MAX, F32_MAX = 65504.0, 3.4028234663852886e38
 
 

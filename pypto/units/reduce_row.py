@@ -22,7 +22,7 @@ from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..ir import guards as G
 from ..ir.registry import Unit, register
-from . import reduce_lib as R
+from . import reduce_rules as R
 from .reduce_rules import check_row_reduce
 
 KINDS = {"TROWPROD": R.PROD, "TROWMAX": R.MAX, "TROWMIN": R.MIN}
@@ -31,7 +31,7 @@ KINDS = {"TROWPROD": R.PROD, "TROWMAX": R.MAX, "TROWMIN": R.MIN}
 def lower_rowreduce(node, soc) -> list[L.Call]:
     dst, src = node.operands[0], node.operands[1]
     codec = 1 if dst.type.dtype.short == "f16" else 0
-    return [L.Call(L.Fn(R.__name__, "rowreduce"),
+    return [L.Call(L.Fn(R.LOOPS, "rowreduce"),
                    (L.tile(dst), L.tile(src), L.lit(KINDS[node.name]), L.lit(soc.name == "a5"),
                     L.lit(codec), L.err()))]
 

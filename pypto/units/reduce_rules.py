@@ -7,6 +7,11 @@ from ..errors import LayoutError, OperandError, ValidRegionError
 from ..ir import guards as G
 from ..ir.nodes import TileVar, binop, is_static
 
+# the codes reduce_lib.py's loops take (here, so the units that lower to them trace without numba)
+SUM, PROD, MAX, MIN = 0, 1, 2, 3                      # reduction kinds
+SEQ_A2A3, SEQ_A5, PAIR_A2A3, PAIR_A5 = 0, 1, 2, 3     # column orders
+LOOPS = "pypto.units.reduce_lib"                      # the module of those loops
+
 ROWS, COLS = 0, 1
 _WHAT = ("rows", "columns")
 

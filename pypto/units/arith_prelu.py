@@ -15,7 +15,6 @@ from ..errors import LayoutError, TileShapeError
 from ..ir import guards as G
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
-from . import arith_loops as AL
 from .arith_common import check_covers, require_unit_separate
 
 OPS = f"{__package__}.arith_ops"
@@ -56,6 +55,7 @@ def check_prelu(node, soc) -> None:
 
 
 def lower_prelu(node, soc) -> list[L.Call]:
+    from . import arith_loops as AL      # numba: only when a kernel is generated
     dst, a, b, tmp = node.operands
     dt = dst.type.dtype
     codec = L.codec(dt)

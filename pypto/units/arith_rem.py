@@ -28,7 +28,6 @@ from ..backends.sim import lowering as L
 from ..ir import guards as G
 from ..ir.nodes import Effect, TileVar
 from ..ir.registry import Unit, register
-from . import arith_loops as AL
 from .arith_common import check_scalar_operand, require_unit_separate, scalar_guards
 
 OPS = f"{__package__}.arith_ops"
@@ -48,6 +47,7 @@ def _op(name: str, dt, soc) -> tuple[str, bool]:
 
 
 def lower_rem(node, soc) -> list[L.Call]:
+    from . import arith_loops as AL      # numba: only when a kernel is generated
     dst, a, b = node.operands
     dt = dst.type.dtype
     op, rewrite = _op(node.name, dt, soc)

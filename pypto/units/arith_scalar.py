@@ -21,7 +21,6 @@ from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..errors import OperandError
 from ..ir.registry import Unit, register
-from . import arith_loops as AL
 from .arith_common import check_scalar_operand, require_unit_separate, scalar_guards, scalar_slot
 
 OPS = f"{__package__}.arith_ops"
@@ -44,6 +43,7 @@ def lower_scalar(node, soc) -> list[L.Call]:
 
 
 def lower_expands(node, soc) -> list[L.Call]:
+    from . import arith_loops as AL      # numba: only when a kernel is generated
     dst, s = node.operands
     dt = dst.type.dtype
     pre, arg = L.scalar_operand(1, s, dt)
@@ -80,6 +80,7 @@ def separate_divs(dt, soc) -> tuple[str, ...]:
 
 
 def lower_divs(node, soc) -> list[L.Call]:
+    from . import arith_loops as AL      # numba: only when a kernel is generated
     dst, src, s, k, first = _divs_parts(node)
     dt = dst.type.dtype
     pre, arg = L.scalar_operand(k, s, dt)

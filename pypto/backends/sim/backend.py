@@ -75,8 +75,9 @@ class _Compiled:
     launch value goes (``plan``: one (kind, index, dim) per parameter), the specialisations counted
     so far, and the key its native form is saved under after its first launch (native.py)."""
 
-    def __init__(self, gen, fn, plan, events: bool = False, comm: bool = False, save_as: str | None = None):
-        self.gen, self.fn, self.plan, self.seen, self.events = gen, fn, plan, {}, events
+    def __init__(self, kernel: Kernel, gen, fn, events: bool = False, comm: bool = False,
+                 save_as: str | None = None):
+        self.gen, self.fn, self.plan, self.seen, self.events = gen, fn, _plan(kernel, gen), {}, events
         self.comm = comm                       # talks to other devices: blocks are counted
         self.save_as = save_as
         if isinstance(fn, native.NativeKernel):
@@ -196,10 +197,11 @@ class SimBackend(Backend):
             comm = effects.uses_world(kernel)
             key = None if events or comm or not self.options.native else \
                 native.kernel_key(kernel, self.soc, events)
-            c = self._native(kernel, key) if key else None
-            if c is None:
+            meta = native.read(self.options.cache_dir, key) if key else None
+            c = self._native(kernel, key, meta) if meta else None
+            if c is None:             # saved after its first launch, unless a process tried before
                 gen, fn = self._generate(kernel, events)
-                c = _Compiled(gen, fn, _plan(kernel, gen), events, comm, key)
+                c = _Compiled(kernel, gen, fn, events, comm, key if meta is None else None)
             if "Acc" in c.gen.spaces:              # the cube: its tile multiply is BLAS
                 share_cores(self.options.threads)
             prog = Program(kernel, self.name, c)
@@ -213,12 +215,9 @@ class SimBackend(Backend):
         gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
         return gen, C.load_module(gen.source, self.options.cache_dir, "k").kernel
 
-    def _native(self, kernel: Kernel, key: str) -> "_Compiled | None":
-        """The kernel from its saved native form (native.py), or None: compile with numba, and
-        save it after its first launch unless an earlier process found it has none."""
-        meta = native.read(self.options.cache_dir, key)
-        if meta is None:
-            return None
+    def _native(self, kernel: Kernel, key: str, meta: dict) -> "_Compiled | None":
+        """The kernel linked from its saved native form (native.py), or None. Its numba module is
+        generated only if a fault's report or arguments of other types need it."""
         made: list = []
 
         def generated():
@@ -228,12 +227,10 @@ class SimBackend(Backend):
 
         fn = native.load(self.options.cache_dir, key, meta, lambda: generated()[1])
         if fn is None:
-            gen, fn = generated()
-            return _Compiled(gen, fn, _plan(kernel, gen), False, False)
-        gen = _NativeGen(meta, lambda: generated()[0])
+            return None
         with self._lock:
             self.stats.cache_loads += 1
-        return _Compiled(gen, fn, _plan(kernel, gen))
+        return _Compiled(kernel, _NativeGen(meta, lambda: generated()[0]), fn)
 
     def _gm(self, b: BufferArg) -> np.ndarray:
         """The allocation at b.addr as b's storage type (made once per allocation and view)."""
@@ -310,7 +307,6 @@ class SimBackend(Backend):
         for i, _ in gm_refs:
             template[i] = None
         local, strict, spaces, fn = threading.local(), self.options.strict, c.gen.spaces, c.fn
-        native_fn = isinstance(fn, native.NativeKernel)
 
         def run() -> None:
             mine = getattr(local, "mine", None)
@@ -331,16 +327,7 @@ class SimBackend(Backend):
             rec.reset(strict)
             self._count_launch()
             onchip.poison(spaces)
-            if native_fn:
-                ids = [id(args[i]) for i, _ in gm_refs]
-                if getattr(local, "ids", None) != ids:
-                    local.packed, local.ids = fn.pack(args), ids
-                if local.packed is None:
-                    fn(*args)
-                else:
-                    fn.run(local.packed, args)
-            else:
-                fn(*args)
+            fn(*args)
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = 0
                 _raise_fault(program, buffers, rec.err)
@@ -384,17 +371,10 @@ class SimBackend(Backend):
             args[i] = onchip.typed(loc, st)
         args[c.err_slot], args[c.ev_slot] = rec.err, rec.events
         bi, spaces, fn = c.block_slot, c.gen.spaces, c.fn
-        packed = None
-        if isinstance(fn, native.NativeKernel) and not c.comm:
-            args[bi] = 0
-            packed = fn.pack(args)
         for blk in blocks:
             onchip.poison(spaces)
             args[bi] = blk
-            if packed is not None:
-                packed.words[fn.slot(bi)] = blk
-                fn.run(packed, args)
-            elif c.comm:
+            if c.comm:
                 with self.world.block():
                     fn(*args)
             else:

@@ -22,9 +22,12 @@ import struct
 import sys
 import tempfile
 import threading
+import weakref
 from typing import Any, Callable
 
 import numpy as np
+
+from .options import source_hash
 
 FORMAT = "pypto-native-2"
 ENTRY = "pypto.native.entry"
@@ -95,13 +98,7 @@ _FINGERPRINT: list[str] = []
 def _fingerprint() -> str:
     """pypto's sources, the numba and llvmlite releases, Python (the CPU is checked at load)."""
     if not _FINGERPRINT:
-        h = hashlib.sha256(f"{FORMAT}\n{sys.version}\n".encode())
-        for root, dirs, files in os.walk(_PACKAGE):
-            dirs.sort()
-            for f in sorted(files):
-                if f.endswith(".py"):
-                    with open(os.path.join(root, f), "rb") as fh:
-                        h.update(os.path.relpath(os.path.join(root, f), _PACKAGE).encode() + fh.read())
+        h = hashlib.sha256(f"{FORMAT}\n{sys.version}\n{source_hash(_PACKAGE)}\n".encode())
         for pkg in ("numba", "llvmlite"):
             spec = importlib.util.find_spec(pkg)
             path = os.path.join(os.path.dirname(spec.origin), "_version.py") if spec and spec.origin else ""
@@ -324,12 +321,6 @@ def save_later(cache_dir: str, key: str, fn, gen) -> None:
     t.start()
 
 
-def wait_saved() -> None:
-    """Wait for every save_later() of this process (tests, benchmarks)."""
-    while _SAVING:
-        _SAVING.pop().join()
-
-
 # -- loading, in a later process ------------------------------------------------------------------
 LOADS = 0                            # kernels this process launches from their native form
 _HELPER_ADDRS: dict[str, int] = {}
@@ -453,7 +444,10 @@ def _linkable(objects: list[Obj], linked: set[str], known: Callable[[str], Any])
 
 class NativeKernel:
     """Called like the numba kernel it was saved from (the same arguments); arguments of other
-    types, or an exception inside (numba's error path), go to ``fallback()``, the numba kernel."""
+    types, or an exception inside (numba's error path), go to ``fallback()``, the numba kernel.
+    Each thread packs the arrays' words once while the same arrays come back (a repeated launch
+    changes only scalars, such as the block index); it holds them by weak reference, so a freed
+    tensor is still noticed by the caller."""
 
     def __init__(self, args: list, engine, addr: int, fallback: Callable[[], Callable]):
         self._spec, self._engine, self._fallback, self._numba = args, engine, fallback, None
@@ -464,6 +458,9 @@ class NativeKernel:
             self._at.append(n)
             n += 5 + 2 * s[2] if s[0] == "a" else 1
         self._words = n
+        self._arrays = [i for i, s in enumerate(args) if s[0] == "a"]
+        self._scalars = [(i, self._at[i], s[1]) for i, s in enumerate(args) if s[0] == "s"]
+        self._local = threading.local()
         self.overloads = {"native": None}    # one specialisation, counted when it was loaded
 
     def pack(self, args) -> "Packed | None":
@@ -471,29 +468,23 @@ class NativeKernel:
         if len(args) != len(self._spec):
             return None
         w = np.zeros(self._words, np.int64)
-        for s, at, a in zip(self._spec, self._at, args):
-            if s[0] == "a":
-                if not (isinstance(a, np.ndarray) and a.dtype.name == s[1] and a.ndim == s[2]
-                        and a.flags.c_contiguous and a.flags.writeable and a.flags.aligned):
-                    return None
-                w[at + 2:at + 5] = (a.size, a.itemsize, a.ctypes.data)
-                w[at + 5:at + 5 + a.ndim] = a.shape
-                w[at + 5 + a.ndim:at + 5 + 2 * a.ndim] = a.strides
-            else:
-                if type(a) not in _SCALARS[s[1]] or (s[1] == "int64" and isinstance(a, bool)):
-                    return None
-                w[at] = np.float64(a).view(np.int64) if s[1] == "float64" else int(a)
-        return Packed(w)
+        for i in self._arrays:
+            a, (_, dtype, ndim), at = args[i], self._spec[i], self._at[i]
+            if not (isinstance(a, np.ndarray) and a.dtype.name == dtype and a.ndim == ndim
+                    and a.flags.c_contiguous and a.flags.writeable and a.flags.aligned):
+                return None
+            w[at + 2:at + 5] = (a.size, a.itemsize, a.ctypes.data)
+            w[at + 5:at + 5 + ndim] = a.shape
+            w[at + 5 + ndim:at + 5 + 2 * ndim] = a.strides
+        return Packed(w) if self._put_scalars(w, args) else None
 
-    def slot(self, index: int) -> int:
-        """Which word holds argument ``index`` (a scalar)."""
-        return self._at[index]
-
-    def run(self, packed: "Packed", args) -> None:
-        """Run on packed arguments (a scalar word may have been changed since, see slot());
-        ``args`` are the same values, for numba's error path."""
-        if self._fn(packed.ptr) != 0:
-            self.numba()(*args)            # numba raises what the kernel raised, as it would have
+    def _put_scalars(self, words: np.ndarray, args) -> bool:
+        for i, at, kind in self._scalars:
+            a = args[i]
+            if type(a) not in _SCALARS[kind]:
+                return False
+            words[at] = np.float64(a).view(np.int64) if kind == "float64" else int(a)
+        return True
 
     def numba(self) -> Callable:
         if self._numba is None:
@@ -501,16 +492,22 @@ class NativeKernel:
         return self._numba
 
     def __call__(self, *args) -> None:
-        p = self.pack(args)
-        if p is None:
-            self.numba()(*args)
+        last = getattr(self._local, "last", None)
+        if (last is not None and len(args) == len(self._spec)
+                and all(ref() is args[i] for i, ref in last[1]) and self._put_scalars(last[0].words, args)):
+            packed = last[0]
         else:
-            self.run(p, args)
+            packed = self.pack(args)
+            if packed is None:
+                return self.numba()(*args)
+            self._local.last = (packed, [(i, weakref.ref(args[i])) for i in self._arrays])
+        if self._fn(packed.ptr) != 0:
+            self.numba()(*args)            # numba raises what the kernel raised, as it would have
 
 
 class Packed:
     """A launch's arguments as words, and their address. It holds raw pointers, not the arrays:
-    the caller keeps those alive (and a freed tensor detectable) while it runs."""
+    the caller keeps those alive while it runs."""
     __slots__ = ("words", "ptr")
 
     def __init__(self, words: np.ndarray):

@@ -58,14 +58,17 @@ def _env_native() -> bool:
 
 
 def source_hash(directory: str) -> str:
-    """Hash of the .py files in ``directory`` (names and contents): part of the key of what the
-    on-disk cache holds for code there, so an edit makes it stale."""
+    """Hash of the .py files under ``directory`` (relative names and contents): part of the key
+    of what the on-disk cache holds for code there, so an edit makes it stale."""
     import hashlib
     h = hashlib.sha256()
-    for f in sorted(os.listdir(directory)):
-        if f.endswith(".py"):
-            with open(os.path.join(directory, f), "rb") as fh:
-                h.update(f.encode() + fh.read())
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(root, f)
+                with open(path, "rb") as fh:
+                    h.update(os.path.relpath(path, directory).encode() + fh.read())
     return h.hexdigest()
 
 

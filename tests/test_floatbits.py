@@ -528,6 +528,6 @@ def test_integer_fallbacks_agree_with_numpy():
 
 
 def test_standalone_options_match_the_librarys():
-    """floatbits spells out lib/jit.py's INLINE (it imports nothing of pypto); they must agree."""
+    """floatbits spells out lib/jit.py's LIB (it imports nothing of pypto); they must agree."""
     from pypto.backends.sim.lib import floatbits, jit
-    assert floatbits._JIT == jit.INLINE
+    assert floatbits._JIT == jit.LIB

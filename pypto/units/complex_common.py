@@ -11,11 +11,13 @@ from ..backends import errcodes as EC
 from ..backends import faults
 from ..ir.nodes import TileVar, is_static
 from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.plain import plain_calls
 
 _J = LIB
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def rule_fault(rule, a, b, c, d, err):
     """Record a UNIT_RULE fault: the unit's rule id and four values (decoded by the unit)."""
     err[0] = EC.UNIT_RULE
@@ -26,7 +28,8 @@ def rule_fault(rule, a, b, c, d, err):
     err[5] = d
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def rule_fault5(rule, a, b, c, d, e, err):
     """rule_fault with a fifth value (err[6])."""
     rule_fault(rule, a, b, c, d, err)

@@ -4,8 +4,13 @@ from numba import njit
 
 from ... import errcodes as E
 from .jit import LIB
+from .plain import plain_calls
 
 _J = LIB
+# The checks kernels and loops call at many sites are plain calls (plain_calls: one compile per
+# argument types, whatever constant the caller passes), not numba IR inlines: inlined, with
+# layout.offset, they were retyped at every site, 151 s against 124 s of CPU for a cold
+# conformance/test_complex.py -k a2a3. LLVM still inlines them when it links the caller.
 
 
 @njit(**_J)
@@ -64,7 +69,8 @@ def float_scalar(k, value, limit, err):
         err[1] = k
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def covers(k, svr, svc, dvr, dvc, err):
     """Source k's valid region must contain dst's, else SRC_VALID."""
     if svr < dvr or svc < dvc:
@@ -78,7 +84,8 @@ def covers(k, svr, svc, dvr, dvc, err):
     return True
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def same_rows(k, svr, dvr, err):
     """Row reductions: the source's valid rows equal dst's, else VALID_ROWS."""
     if svr != dvr:
@@ -90,7 +97,8 @@ def same_rows(k, svr, dvr, err):
     return True
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def same_cols(k, svc, dvc, err):
     """Column reductions: the source's valid columns equal dst's, else VALID_COLS."""
     if svc != dvc:
@@ -102,13 +110,15 @@ def same_cols(k, svc, dvc, err):
     return True
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def strict(err):
     """SimOptions(checks="strict"): report uses whose NPU result is undefined."""
     return err[E.STRICT] != 0
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def undefined(kind, k, r, c, value, err):
     """Record an UNDEFINED fault (kind UB_*, operand k, element (r, c), the offending value)."""
     err[0] = E.UNDEFINED
@@ -119,7 +129,8 @@ def undefined(kind, k, r, c, value, err):
     err[5] = value
 
 
-@njit(inline="always", **_J)
+@plain_calls
+@njit(**_J)
 def in_range(what, value, lo, hi, err):
     """lo <= value <= hi, else a RANGE fault."""
     if value < lo or value > hi:

@@ -21,7 +21,8 @@ _J = INLINE
 _C = LIB
 
 
-@njit(**_J)
+@plain_calls                # called at hundreds of sites: inlined in numba's IR at each, it was a
+@njit(**LIB)                # quarter of a cold conformance/test_reduce.py's compile (lib/checks.py)
 def offset(lay, r, c):
     """Storage index of logical element (r, c) (pto-isa-semantics 3.3)."""
     ir_, ic, brs, bcs, irs, ics = lay

@@ -3,7 +3,7 @@
 The elementwise loops run over row slices and read an in-place operand through dst's own slice
 (lib/elementwise.py); f16 widens and narrows through the CPU's F16C with NaNs rebuilt
 (lib/floatbits.py); TEXP on f32 runs a polynomial and redoes near-midpoint elements with libm
-(units/exp.py). Each is compared here with numpy or Python's math module, which share no code
+(units/exp_ops.py). Each is compared here with numpy or Python's math module, which share no code
 with them, over random bit patterns (NaN, inf and subnormals included) and every aliasing form.
 """
 from __future__ import annotations
@@ -151,7 +151,7 @@ def test_exp_fast_path_over_the_f32_range(step):
     from numba import njit
 
     from pypto.backends.sim.lib.floatbits import bits_f32, f32_bits
-    from pypto.units.exp import exp_fast, exp_near
+    from pypto.units.exp_ops import exp_fast, exp_near
 
     @njit
     def differing(lo, hi, step):

@@ -14,32 +14,13 @@ Reference: conformance/ref_reduce.py ``colexpand`` / ``colexpand_op``.
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import covers, same_cols
-from ..backends.sim.lib.layout import offset
 from ..errors import OperandError, ValidRegionError
 from ..ir import guards as G
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
-from . import expand_ops as X
-from .reduce_rules import COLS, covers_row0, equal_valid, same_cols as g_cols
-from ..backends.sim.lib.jit import LIB
-
-_J = LIB
-
-
-@njit(**_J)
-def colexpand(dst, dvr, dvc, dl, src, svr, svc, sl, err):
-    """dst[i, j] = src[0, j] (stored bits copied)."""
-    if not same_cols(1, svc, dvc, err) or not covers(1, svr, svc, min(dvr, 1), dvc, err):
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = src[offset(sl, 0, c)]
-
+from .reduce_rules import COLS, EXPAND_LOOPS, EXPAND_OPS, covers_row0, equal_valid, same_cols as g_cols
 
 def _row0(name: str, slot: str, x, dst) -> None:
     """x (static parts) has a valid row covering dst's valid columns."""
@@ -61,7 +42,7 @@ def check_colexpand(node, soc) -> None:
 
 def lower_colexpand(node, soc) -> list[L.Call]:
     dst, src = node.operands
-    return [L.Call(L.Fn(__name__, "colexpand"), (L.tile(dst), L.tile(src), L.err()))]
+    return [L.Call(L.Fn(EXPAND_LOOPS, "colexpand"), (L.tile(dst), L.tile(src), L.err()))]
 
 
 def guards_colexpand(node, soc) -> list:
@@ -93,8 +74,8 @@ def check_colexpand_op(node, soc) -> None:
 
 def lower_colexpand_op(node, soc) -> list[L.Call]:
     dst, src0, src1 = node.operands
-    opc = X.OPS.index(node.name[len("TCOLEXPAND"):])
-    return [L.Call(L.Fn(X.__name__, "colexpand_op"),
+    opc = EXPAND_OPS.index(node.name[len("TCOLEXPAND"):])
+    return [L.Call(L.Fn(EXPAND_LOOPS, "colexpand_op"),
                    (L.tile(dst), L.tile(src0), L.tile(src1), L.lit(opc),
                     L.lit(dst.type.dtype.short == "f16"), L.err()))]
 
@@ -105,7 +86,7 @@ def guards_colexpand_op(node, soc) -> list:
             covers_row0(2, src1, dst)]
 
 
-for _op in X.OPS:
+for _op in EXPAND_OPS:
     _name = f"TCOLEXPAND{_op}"
     register(Unit(_name, check=check_colexpand_op, sim=lower_colexpand_op, seed="colexpand_op",
                   emit=E.call(_name), guards=guards_colexpand_op))

@@ -1,4 +1,5 @@
-"""numba loops of the row / column broadcast binops (5.4, 5.9 n10), f16 and f32.
+"""numba loops of the row / column broadcasts (5.4, 5.9 n10): the binops, f16 and f32, and
+the plain TROWEXPAND / TCOLEXPAND copies. The rules are in expand_row.py / expand_col.py.
 
 One loop per form serves all seven ops (``opc``, a constant of the call) and both element types
 (``f16``: the storage holds f16 bit patterns): operands widen exactly to f32, + - * / max min
@@ -18,12 +19,13 @@ from ..backends.sim.lib.floatbits import f16_to_f32, f32_to_f16, f64_to_f16, f64
 from ..backends.sim.lib.layout import offset, row, row_base, row_dense, same
 from ..backends.sim.lib.ops import fmax, fmin
 from ..backends.sim.lib.jit import LIB
+from .reduce_rules import EXPAND_OPS
 
 _J = LIB
 # The per-element helpers are called, not inline="always": numba's IR inliner redid _apply's tree
 # at every one of its call sites, 60 s of a cold conformance/test_reduce.py. Only the f32 row loops
 # (plain arithmetic, cheap to inline) are inlined: called, they made softmax 20 % slower.
-OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")     # instruction suffix -> opc (index)
+OPS = EXPAND_OPS                                 # instruction suffix -> opc (index)
 ADD, SUB, MUL, DIV, MAX, MIN, EXPDIF = range(7)
 
 
@@ -138,3 +140,27 @@ def colexpand_op(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, opc, f16, 
         for c in range(dvc):
             y = _ld(b[offset(bl, 0, c)], f16)
             _put(dst, offset(dl, r, c), _apply(opc, _ld(a[offset(al, r, c)], f16), y, f16), f16)
+
+
+# the plain broadcasts (TROWEXPAND, TCOLEXPAND): stored bits copied
+
+
+@njit(**_J)
+def rowexpand(dst, dvr, dvc, dl, src, svr, svc, sl, err):
+    """dst[i, j] = src[i, 0] (stored bits copied)."""
+    if not same_rows(1, svr, dvr, err):
+        return
+    for r in range(dvr):
+        v = src[offset(sl, r, 0)]
+        for c in range(dvc):
+            dst[offset(dl, r, c)] = v
+
+
+@njit(**_J)
+def colexpand(dst, dvr, dvc, dl, src, svr, svc, sl, err):
+    """dst[i, j] = src[0, j] (stored bits copied)."""
+    if not same_cols(1, svc, dvc, err) or not covers(1, svr, svc, min(dvr, 1), dvc, err):
+        return
+    for r in range(dvr):
+        for c in range(dvc):
+            dst[offset(dl, r, c)] = src[offset(sl, 0, c)]

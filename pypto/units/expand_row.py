@@ -17,32 +17,13 @@ Reference: conformance/ref_reduce.py ``rowexpand`` / ``rowexpand_op``.
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import same_rows
-from ..backends.sim.lib.layout import offset
 from ..errors import LayoutError
 from ..ir import guards as G
 from ..ir.registry import Unit, register
-from . import expand_ops as X
-from .reduce_rules import COLS, ROWS, c0, column_vector, equal_valid, fixed_valid, same_cols, same_rows as g_rows
-from ..backends.sim.lib.jit import LIB
-
-_J = LIB
-
-
-@njit(**_J)
-def rowexpand(dst, dvr, dvc, dl, src, svr, svc, sl, err):
-    """dst[i, j] = src[i, 0] (stored bits copied)."""
-    if not same_rows(1, svr, dvr, err):
-        return
-    for r in range(dvr):
-        v = src[offset(sl, r, 0)]
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = v
-
+from .reduce_rules import (COLS, EXPAND_LOOPS, EXPAND_OPS, ROWS, c0, column_vector, equal_valid,
+                           fixed_valid, same_cols, same_rows as g_rows)
 
 def check_rowexpand(node, soc) -> None:
     dst, src = node.operands
@@ -55,7 +36,7 @@ def check_rowexpand(node, soc) -> None:
 
 def lower_rowexpand(node, soc) -> list[L.Call]:
     dst, src = node.operands
-    return [L.Call(L.Fn(__name__, "rowexpand"), (L.tile(dst), L.tile(src), L.err()))]
+    return [L.Call(L.Fn(EXPAND_LOOPS, "rowexpand"), (L.tile(dst), L.tile(src), L.err()))]
 
 
 register(Unit("TROWEXPAND", check=check_rowexpand, sim=lower_rowexpand, seed="rowexpand",
@@ -93,8 +74,8 @@ def check_rowexpand_op(node, soc) -> None:
 
 def lower_rowexpand_op(node, soc) -> list[L.Call]:
     dst, src0, src1 = node.operands
-    opc = X.OPS.index(node.name[len("TROWEXPAND"):])
-    return [L.Call(L.Fn(X.__name__, "rowexpand_op"),
+    opc = EXPAND_OPS.index(node.name[len("TROWEXPAND"):])
+    return [L.Call(L.Fn(EXPAND_LOOPS, "rowexpand_op"),
                    (L.tile(dst), L.tile(src0), L.tile(src1), L.lit(opc), L.lit(src1_width(node)),
                     L.lit(dst.type.dtype.short == "f16"), L.err()))]
 
@@ -105,7 +86,7 @@ def guards_rowexpand_op(node, soc) -> list:
             G.Guard("same_cols", (2, src1.valid[1], src1_width(node)))]
 
 
-for _op in X.OPS:
+for _op in EXPAND_OPS:
     _name = f"TROWEXPAND{_op}"
     register(Unit(_name, check=check_rowexpand_op, sim=lower_rowexpand_op, seed="rowexpand_op",
                   emit=E.call(_name), guards=guards_rowexpand_op))

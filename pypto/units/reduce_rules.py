@@ -11,6 +11,9 @@ from ..ir.nodes import TileVar, binop, is_static
 SUM, PROD, MAX, MIN = 0, 1, 2, 3                      # reduction kinds
 SEQ_A2A3, SEQ_A5, PAIR_A2A3, PAIR_A5 = 0, 1, 2, 3     # column orders
 LOOPS = "pypto.units.reduce_lib"                      # the module of those loops
+# the row / column broadcasts: instruction suffix -> opc (its index) and their loops' module
+EXPAND_OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")
+EXPAND_LOOPS = "pypto.units.expand_ops"
 
 ROWS, COLS = 0, 1
 _WHAT = ("rows", "columns")

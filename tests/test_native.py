@@ -110,6 +110,36 @@ def test_a_kernel_with_no_native_form_is_remembered_and_runs_through_numba(tmp_p
     assert _line(_run(tmp_path), "NATIVE") == "0"
 
 
+
+def test_prune_deletes_entries_of_other_sources_and_objects_nothing_names(tmp_path):
+    """Entries saved under another fingerprint and objects no entry names go once they are older
+    than STALE_AFTER; the current entries, their objects and young files stay."""
+    now = 1_000_000.0
+    old, young = now - native.STALE_AFTER - 1, now - 1
+
+    def put(name: str, data: bytes, mtime: float) -> None:
+        (tmp_path / name).write_bytes(data)
+        os.utime(tmp_path / name, (mtime, mtime))
+
+    def entry(fingerprint: str, *hashes: str) -> bytes:
+        return json.dumps({"format": native.FORMAT, "fingerprint": fingerprint,
+                           "objects": [{"hash": h} for h in hashes]}).encode()
+
+    put("cur.json", entry(native._fingerprint(), "a", "shared"), old)
+    put("a.o", b"a" * 10, old)
+    put("shared.o", b"s" * 20, old)
+    put("stale.json", entry("another pypto", "b", "shared"), old)
+    put("b.o", b"b" * 30, old)
+    put("orphan.o", b"c" * 40, old)
+    put("fresh.o", b"d" * 50, young)                  # a save still writing its entry
+    put("stale-young.json", entry("another pypto", "e"), young)
+    put("e.o", b"e" * 60, old)
+    put("damaged.json", b"{not json", old)
+    freed = native.prune(str(tmp_path), now)
+    left = sorted(f.name for f in tmp_path.iterdir())
+    assert left == ["a.o", "cur.json", "e.o", "fresh.o", "shared.o", "stale-young.json"]
+    assert freed == 30 + 40 + len(entry("another pypto", "b", "shared")) + len(b"{not json")
+
 def _kernel(scale: float):
     from pypto import pto
 

@@ -22,6 +22,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from typing import Any, Callable
 
@@ -267,7 +268,7 @@ def _collect(cres) -> tuple[list[Obj], set[str]]:
 
 def save(cache_dir: str, key: str, fn, gen) -> None:
     """Write the kernel's native form (or a note of why it has none) under ``cache_dir``."""
-    meta: dict[str, Any] = {"format": FORMAT}
+    meta: dict[str, Any] = {"format": FORMAT, "fingerprint": _fingerprint()}
     blobs: list[bytes] = []
     try:
         if len(fn.overloads) != 1:
@@ -301,7 +302,50 @@ def save(cache_dir: str, key: str, fn, gen) -> None:
                 _write(path, blob)
         _write(os.path.join(root, key + ".json"), json.dumps(meta).encode())
     except OSError:
-        pass
+        return
+    if not _PRUNED:
+        _PRUNED.append(True)
+        prune(root)
+
+
+_PRUNED: list[bool] = []
+STALE_AFTER = 600.0                  # seconds: younger files may belong to a save still under way
+
+
+def prune(root: str, now: float | None = None) -> int:
+    """Delete what no process of this pypto can use: entries saved under other sources or
+    releases (their fingerprint differs), then objects no entry names. Files younger than
+    STALE_AFTER are kept, since another process may be between writing an entry's objects and
+    its description. Returns the bytes freed. Runs once per process, on the saving thread."""
+    now = time.time() if now is None else now
+    keep: set[str] = set()
+    freed = 0
+    old: list[str] = []
+    for path in glob.glob(os.path.join(root, "*.json")):
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as f:
+                meta = json.loads(f.read())
+        except OSError:
+            continue
+        except ValueError:
+            meta = None
+        young = now - st.st_mtime < STALE_AFTER
+        if isinstance(meta, dict) and (young or meta.get("fingerprint") == _fingerprint()):
+            keep.update(o.get("hash", "") for o in meta.get("objects", ()) if isinstance(o, dict))
+        elif not young:
+            old.append(path)
+    for path in old + glob.glob(os.path.join(root, "*.o")):
+        if path.endswith(".o") and os.path.basename(path)[:-2] in keep:
+            continue
+        try:
+            st = os.stat(path)
+            if now - st.st_mtime >= STALE_AFTER:
+                os.remove(path)
+                freed += st.st_size
+        except OSError:
+            pass
+    return freed
 
 
 def _write(path: str, data: bytes) -> None:

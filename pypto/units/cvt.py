@@ -18,44 +18,18 @@ The numba element conversion is backends/sim/lib/convert.py; reference: conforma
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import covers
-from ..backends.sim.lib.convert import CODES, SAT_WRAP, cvt_bits, cvt_f32, resolve
-from ..backends.sim.lib.layout import offset
-from ..backends.sim.lib.xcall import xcall
+from ..backends.sim.lib.codes import CODES, SAT_WRAP
+from ..backends.sim.lib.convert_rules import resolve
 from ..errors import NotSimulatedError
 from ..ir.nodes import Effect
 from ..ir import guards as G
 from ..ir.registry import Unit, register
 from .elementwise import check_covers
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
 DEFAULT_RMODE = "CAST_NONE"
-# The element conversion is large: called through xcall it is compiled once per source storage
-# type, not again inside every (dst, src) specialisation of the loops below.
-_cvt_bits, _cvt_f32 = xcall(cvt_bits), xcall(cvt_f32)
-
-
-@njit(**_J)
-def tcvt(dst, dvr, dvc, dl, src, svr, svc, sl, scode, dcode, rmode, sat, err):
-    if not covers(1, svr, svc, dvr, dvc, err):
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = _cvt_bits(src[offset(sl, r, c)], scode, dcode, rmode, sat)
-
-
-@njit(**_J)
-def tcvt_to_f32(dst, dvr, dvc, dl, src, svr, svc, sl, scode, rmode, sat, err):
-    if not covers(1, svr, svc, dvr, dvc, err):
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = _cvt_f32(src[offset(sl, r, c)], scode, rmode, sat)
+LOOPS = f"{__package__}.cvt_lib"     # the loops (numba): imported when a kernel is generated
 
 
 def effective(node, soc) -> tuple[int, int, bool]:
@@ -78,10 +52,10 @@ def lower_tcvt(node, soc) -> list[L.Call]:
         return []                         # a5 CAST_ODD on any pair but f32 -> f16: dst unchanged
     s, d = src.type.dtype.short, dst.type.dtype.short
     if d == "f32":
-        return [L.Call(L.Fn(__name__, "tcvt_to_f32"),
+        return [L.Call(L.Fn(LOOPS, "tcvt_to_f32"),
                        (L.tile(dst), L.tile(src), L.lit(CODES[s]), L.lit(rmode), L.lit(sat), L.err()))]
-    return [L.Call(L.Fn(__name__, "tcvt"), (L.tile(dst), L.tile(src), L.lit(CODES[s]), L.lit(CODES[d]),
-                                            L.lit(rmode), L.lit(sat), L.err()))]
+    return [L.Call(L.Fn(LOOPS, "tcvt"), (L.tile(dst), L.tile(src), L.lit(CODES[s]), L.lit(CODES[d]),
+                                         L.lit(rmode), L.lit(sat), L.err()))]
 
 
 def extra_effects(node, soc) -> tuple[Effect, ...]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..errors import LayoutError, NotSimulatedError
 from ..ir.nodes import TileVar
 
+MOVES = f"{__package__}.move_lib"     # the moves' numba loops: imported when a kernel is generated
+
 MATRIX_ISSUE = "its Mat tiles form (a2a3's Nz PadZero TFILLPAD) is not built yet"
 
 

@@ -10,33 +10,12 @@ Pad values are TLOAD's (units/memory.py PAD_MIN_MAX). Reference: conformance/ref
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.layout import offset
 from ..errors import LayoutError, TileError, TileShapeError
 from ..ir.registry import Unit, register
 from .memory import pad_value
-from .move_common import require_vec_pair
-from ..backends.sim.lib.jit import LIB
-
-_J = LIB
-
-
-@njit(**_J)
-def fillpad(dst, dvr, dvc, dl, src, svr, svc, sl, cols_cap, copy, pad, skip_empty, err):
-    if skip_empty and (dvr == 0 or dvc == 0):
-        return
-    for r in range(svr):
-        if copy:
-            for c in range(svc):
-                dst[offset(dl, r, c)] = src[offset(sl, r, c)]
-        for c in range(svc, cols_cap):
-            dst[offset(dl, r, c)] = pad
-    for r in range(svr, dvr):
-        for c in range(cols_cap):
-            dst[offset(dl, r, c)] = pad
+from .move_common import MOVES, require_vec_pair
 
 
 def check_fillpad(node, soc) -> None:
@@ -71,7 +50,7 @@ def lower_fillpad(node, soc) -> list[L.Call]:
     dst, src = node.operands
     require_vec_pair(node, dst, src)
     copy = node.name != "TFILLPAD_INPLACE"
-    return [L.Call(L.Fn(__name__, "fillpad"),
+    return [L.Call(L.Fn(MOVES, "fillpad"),
                    (L.tile(dst), L.tile(src), L.lit(dst.type.cols), L.lit(copy), pad_value(dst),
                     L.lit(soc.name == "a2a3"), L.err()))]
 

@@ -13,41 +13,15 @@ Other location pairs are the cube's (units/cube_move.py). Reference: conformance
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError, LayoutError, TileShapeError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
+from .move_common import MOVES
 from . import cube_move
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
 ND2NZ_TYPES = ("f16", "bf16", "f32", "i32", "i8", "e4m3", "e5m2", "hif8")   # a5 TMovToVecNd2Nz
-
-
-@njit(**_J)
-def tmov(dst, dvr, dvc, dl, src, svr, svc, sl, blocks, c0, cols, dst_static_full, err):
-    vr = min(svr, dvr)
-    vc = min(svc, dvc)
-    if vr == 0 or vc == 0:
-        return
-    w = vc
-    if blocks:                             # a2a3: whole 32-byte blocks, or whole rows
-        w = cols if dst_static_full or vc == cols else min(((vc + c0 - 1) // c0) * c0, cols)
-    for r in range(vr):
-        for c in range(w):
-            dst[offset(dl, r, c)] = src[offset(sl, r, c)]
-
-
-@njit(**_J)
-def tmov_nd2nz(dst, dvr, dvc, dl, src, svr, svc, sl, c0, extra, err):
-    v = ((svr + 15) // 16) * 16 + extra
-    for r in range(svr):
-        for c in range(svc):
-            dst[((c // c0) * v + r) * c0 + c % c0] = src[offset(sl, r, c)]
 
 
 def _kind(node, soc) -> str:
@@ -98,10 +72,10 @@ def lower_tmov(node, soc) -> list[L.Call]:
     c0 = 32 // dst.type.dtype.itemsize
     if _kind(node, soc) == "nd2nz":
         extra = int(dst.type.numel >= (src.type.rows + 1) * src.type.cols)
-        return [L.Call(L.Fn(__name__, "tmov_nd2nz"), (L.tile(dst), L.tile(src), L.lit(c0), L.lit(extra), L.err()))]
+        return [L.Call(L.Fn(MOVES, "tmov_nd2nz"), (L.tile(dst), L.tile(src), L.lit(c0), L.lit(extra), L.err()))]
     full = not dst.dynamic and is_static(dst.valid[1]) and dst.valid[1] == dst.type.cols
-    return [L.Call(L.Fn(__name__, "tmov"), (L.tile(dst), L.tile(src), L.lit(soc.name == "a2a3"), L.lit(c0),
-                                            L.lit(dst.type.cols), L.lit(full), L.err()))]
+    return [L.Call(L.Fn(MOVES, "tmov"), (L.tile(dst), L.tile(src), L.lit(soc.name == "a2a3"), L.lit(c0),
+                                         L.lit(dst.type.cols), L.lit(full), L.err()))]
 
 
 register(Unit("TMOV", check=check_tmov, sim=lower_tmov, emit=E.call("TMOV", params=True)))

@@ -7,29 +7,11 @@ not modelled). Reference: conformance/ref_memory.py ``ttrans``.
 """
 from __future__ import annotations
 
-from numba import njit
-
-from ..backends import errcodes as EC
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import in_range
-from ..backends.sim.lib.layout import offset
 from ..errors import TileShapeError
 from ..ir.registry import Unit, register
-from ..backends.sim.lib.jit import LIB
-
-_J = LIB
-
-
-@njit(**_J)
-def ttrans(dst, dvr, dvc, dl, src, svr, svc, sl, full, rows, cols, drows, dcols, err):
-    vr = rows if full else svr
-    vc = cols if full else svc
-    if not in_range(EC.RANGE_EXTENT, vc, 0, drows, err) or not in_range(EC.RANGE_EXTENT, vr, 0, dcols, err):
-        return
-    for i in range(vr):
-        for j in range(vc):
-            dst[offset(dl, j, i)] = src[offset(sl, i, j)]
+from .move_common import MOVES
 
 
 def tmp_elements(src_type) -> int:
@@ -57,7 +39,7 @@ def check_trans(node, soc) -> None:
 def lower_trans(node, soc) -> list[L.Call]:
     dst, src, _ = node.operands
     s = src.type
-    return [L.Call(L.Fn(__name__, "ttrans"),
+    return [L.Call(L.Fn(MOVES, "ttrans"),
                    (L.tile(dst), L.tile(src), L.lit(soc.name == "a5"), L.lit(s.rows), L.lit(s.cols),
                     L.lit(dst.type.rows), L.lit(dst.type.cols), L.err()))]
 

@@ -12,40 +12,13 @@ Reference: conformance/ref_memory.py ``textract`` / ``tinsert``.
 """
 from __future__ import annotations
 
-from numba import njit
-
-from ..backends import errcodes as EC
 from ..backends.npu.emit import values_shape
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import in_range
-from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError, IndexRangeError, OperandError
 from ..ir.nodes import Expr, TileVar, is_runtime
 from ..ir.registry import Unit, register
+from .move_common import MOVES
 from . import cube_move
-from ..backends.sim.lib.jit import LIB
-
-_J = LIB
-
-
-@njit(**_J)
-def textract(dst, dvr, dvc, dl, src, svr, svc, sl, r0, c0, err):
-    if not in_range(EC.RANGE_OFFSET, r0, 0, svr - dvr, err) or \
-            not in_range(EC.RANGE_OFFSET, c0, 0, svc - dvc, err):
-        return
-    for i in range(dvr):
-        for j in range(dvc):
-            dst[offset(dl, i, j)] = src[offset(sl, r0 + i, c0 + j)]
-
-
-@njit(**_J)
-def tinsert(dst, dvr, dvc, dl, src, svr, svc, sl, r0, c0, err):
-    if not in_range(EC.RANGE_OFFSET, r0, 0, dvr - svr, err) or \
-            not in_range(EC.RANGE_OFFSET, c0, 0, dvc - svc, err):
-        return
-    for i in range(svr):
-        for j in range(svc):
-            dst[offset(dl, r0 + i, c0 + j)] = src[offset(sl, i, j)]
 
 
 def _offsets(node) -> tuple:
@@ -97,7 +70,7 @@ def lower_window(node, soc) -> list[L.Call]:
         return cube_move.lower(node, soc)
     r0, c0 = _offsets(node)
     fn = "textract" if node.name == "TEXTRACT" else "tinsert"
-    return [L.Call(L.Fn(__name__, fn), (L.tile(dst), L.tile(src), ("int", r0), ("int", c0), L.err()))]
+    return [L.Call(L.Fn(MOVES, fn), (L.tile(dst), L.tile(src), ("int", r0), ("int", c0), L.err()))]
 
 
 def emit_window(node, soc, cx) -> str:

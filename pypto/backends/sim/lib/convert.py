@@ -2,9 +2,10 @@
 
 Two layers:
 
-* ``resolve(soc, src, dst, rmode, sat)`` -- plain Python, run once per instruction.  It applies the
-  per-SoC rules below and returns the *effective* ``(rmode, sat, noop)``; the numba code never sees
-  SoC names, ``CAST_NONE`` defaults or the "which pairs honour satMode" table.
+* ``resolve(soc, src, dst, rmode, sat)`` -- plain Python (convert_rules.py, so tracing TCVT needs
+  no numba), run once per instruction.  It applies the per-SoC rules below and returns the
+  *effective* ``(rmode, sat, noop)``; the numba code never sees SoC names, ``CAST_NONE``
+  defaults or the "which pairs honour satMode" table.
 * ``cvt_bits(x, src_code, dst_code, rmode, sat)`` -- the one numba entry point, called per element
   from a tile loop (``@njit``, disk-cached; see the note at ``_J`` on inlining).
 
@@ -81,6 +82,7 @@ from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
 from .codes import (BF16, CAST_CEIL, CAST_FLOOR, CAST_NONE, CAST_ODD, CAST_RINT, CAST_ROUND, CAST_TRUNC,
                     CODES, E4M3, E5M2, E8M0, F16, F32, HIF8, I8, I16, I32, I64, RMODES, SAT_CLAMP,
                     SAT_WRAP, U8, U16, U32)
+from .convert_rules import WRAP_BY_DEFAULT, resolve   # TCVT's rules (plain Python), re-exported
 from .jit import LIB
 
 __all__ = [
@@ -91,7 +93,7 @@ __all__ = [
     "cvt_bits", "cvt_value", "cvt_f32", "bits_f32", "resolve",
 ]
 
-# Deliberately NOT inline="always" (unlike floatbits/ops): numba's IR inliner takes ~35 s to inline
+# Deliberately NOT inline="always" (unlike ops): numba's IR inliner takes ~35 s to inline
 # this tree into each caller, whereas separately compiled (and disk-cached) functions are still
 # inlined by LLVM when the caller is linked; a tile loop runs at ~20 ns per element either way.
 _J = LIB
@@ -100,18 +102,8 @@ _J = LIB
 # Codes (the numbers themselves are in codes.py)
 # ---------------------------------------------------------------------------
 
-_FLOATS = frozenset({F32, F16, BF16, E4M3, E5M2, HIF8})
 # hif8's normal classes indexed by exponent width D (|e| < 2**D): (first payload, D, mantissa bits)
 _HIF8_BY_D = tuple(sorted(HIF8_CLASSES, key=lambda c: c[1]))
-
-
-# a5's vcvt to these destinations rounds one way whatever mode is asked (fp8: nearest even;
-# hif8: ROUND_A, half away from zero); the legal sources are f32 (and f16 for hif8).
-A5_FIXED_ROUND = {"e4m3": CAST_RINT, "e5m2": CAST_RINT, "hif8": CAST_ROUND}
-
-# The six (src, dst) pairs whose three-argument TCVT keeps the low bits (saturation OFF).
-WRAP_BY_DEFAULT = frozenset({("f16", "u8"), ("f16", "i8"), ("f32", "i16"), ("f16", "i16"),
-                             ("i64", "i32"), ("i32", "i16")})
 
 _TWO63 = 9223372036854775808.0   # 2**63
 _TWO64 = 18446744073709551616.0  # 2**64
@@ -553,91 +545,6 @@ cvt_value = cvt_bits  # the name used in the design brief
 def cvt_f32(x, src, rmode, sat):
     """cvt_bits with dst = F32, returned as the float32 itself."""
     return bits_f32(cvt_bits(x, src, F32, rmode, sat))
-
-
-# ---------------------------------------------------------------------------
-# Per-SoC mode resolution (plain Python, once per instruction)
-# ---------------------------------------------------------------------------
-
-def _soc_name(soc) -> str:
-    name = getattr(soc, "name", soc)
-    if not isinstance(name, str):
-        raise ValueError(f"unknown SoC {soc!r}")
-    try:
-        from pypto.isa.soc import ALIASES
-    except Exception:  # pragma: no cover - the ISA package is edited concurrently
-        ALIASES = {}
-    key = name.lower()
-    key = ALIASES.get(key, key)
-    if key not in ("a2a3", "a5"):
-        raise ValueError(f"unknown SoC {soc!r} (expected 'a2a3' or 'a5')")
-    return key
-
-
-def _rmode_int(rmode) -> int:
-    if isinstance(rmode, (int, np.integer)) and not isinstance(rmode, bool):
-        if 0 <= int(rmode) < len(RMODES):
-            return int(rmode)
-    elif isinstance(rmode, str):
-        key = rmode.upper().replace("ROUNDMODE::", "")
-        key = key if key.startswith("CAST_") else "CAST_" + key
-        if key in RMODES:
-            return RMODES.index(key)
-    raise ValueError(f"unknown rounding mode {rmode!r} (expected one of {', '.join(RMODES)})")
-
-
-def _sat_given(sat) -> int | None:
-    if sat is None:
-        return None
-    if isinstance(sat, str):
-        key = sat.upper().replace("SATURATIONMODE::", "")
-        if key == "ON":
-            return SAT_CLAMP
-        if key == "OFF":
-            return SAT_WRAP
-    raise ValueError(f"unknown saturation mode {sat!r} (expected 'ON', 'OFF' or None)")
-
-
-def resolve(soc, src: str, dst: str, rmode, sat=None) -> tuple[int, int, bool]:
-    """The effective (rmode, sat, noop) of TCVT(dst <- src, rmode[, sat]) on `soc`.
-
-    soc: "a2a3" / "a5" (or an alias known to pypto.isa.soc, or a SocProfile); src/dst: PTO short
-    names ("f32", "i8", ...); rmode: "CAST_RINT" / "RINT" / RoundMode::CAST_RINT or its int;
-    sat: "ON" / "OFF" / None (None = the three-argument TCVT).  Returns the CAST_* int to pass to
-    cvt_bits (never CAST_NONE), SAT_CLAMP or SAT_WRAP, and noop=True when the instruction does
-    nothing (dst keeps its contents): CAST_ODD on a5 for any pair but f32->f16.
-    Pair legality is not checked here (the ISA table does that).
-    """
-    name = _soc_name(soc)
-    for t in (src, dst):
-        if t not in CODES:
-            raise ValueError(f"unknown TCVT element type {t!r} (expected one of {', '.join(CODES)})")
-    mode = _rmode_int(rmode)
-    given = _sat_given(sat)
-    pair = (src, dst)
-    fsrc, fdst = CODES[src] in _FLOATS, CODES[dst] in _FLOATS
-
-    # saturation
-    default = SAT_WRAP if pair in WRAP_BY_DEFAULT else SAT_CLAMP
-    if given is None or (name == "a2a3" and pair not in WRAP_BY_DEFAULT):
-        eff_sat = default
-    else:
-        eff_sat = given
-
-    # rounding
-    noop = False
-    if mode == CAST_ODD and pair != ("f32", "f16"):
-        if name == "a5":
-            noop = True
-        mode = CAST_NONE
-    if mode == CAST_NONE:
-        mode = CAST_TRUNC if (name == "a2a3" and fsrc and not fdst) else CAST_RINT
-    if name == "a2a3" and pair == ("i32", "f16"):
-        mode, eff_sat = CAST_RINT, SAT_CLAMP       # dequantising convert: RNE, then +-65504
-    if name == "a5" and dst in A5_FIXED_ROUND:
-        mode = A5_FIXED_ROUND[dst]
-        eff_sat = default                          # and no saturation bit is set for them
-    return mode, eff_sat, noop
 
 
 @njit(**_J)

@@ -289,6 +289,61 @@ def test_the_tutorials_add_runs_in_a_later_process_without_importing_numba(tmp_p
     assert _line(first, "NUMBA") == "True" and _line(second, "NUMBA") == "False"
 
 
+
+MIXED_CHILD = r"""
+import sys
+sys.path.insert(0, {examples!r})
+import numpy as np
+import pypto
+from pypto import pto
+pypto.init()
+from kernel_softmax import softmax_rows
+xh = (np.random.default_rng(0).standard_normal((16, 256)) * 4).astype(np.float32)
+y = pypto.empty(xh.shape, pypto.float32)
+softmax_rows[2](pypto.Tensor(xh), y)
+e = np.exp(xh.astype(np.float64) - xh.max(axis=1, keepdims=True))
+assert np.abs(y.numpy() - e / e.sum(axis=1, keepdims=True)).max() < 1e-6, "softmax differs"
+
+@pypto.kernel
+def k(x, w, z):
+    a = pto.Tile(pto.Vec, pto.int16, (8, 16))
+    b = pto.Tile(pto.Vec, pto.int16, (8, 16))
+    f = pto.Tile(pto.Vec, pto.float32, (8, 16))
+    pto.TLOAD(a, x)
+    pto.TLOAD(b, w)
+    pto.TAND(a, a, b)
+    pto.TCVT(f, a)
+    pto.TSTORE(z, f)
+
+u = np.arange(128, dtype=np.int16).reshape(8, 16) * 37
+v = np.full((8, 16), 0x5A5, np.int16)
+z = pypto.zeros((8, 16))
+k(pypto.Tensor(u), pypto.Tensor(v), z)
+assert np.array_equal(z.numpy(), (u & v).astype(np.float32)), "and/convert differs"
+print("NUMBA", "numba" in sys.modules)
+"""
+
+
+def test_every_unit_module_imports_without_numba():
+    """Tracing needs only the module that registers an instruction: none of them imports numba
+    (their loops live in modules the generated kernels import)."""
+    from pypto.units import _index
+    mods = sorted(set(_index.MODULES.values()))
+    code = ("import importlib, sys\n"
+            f"for m in {mods!r}:\n"
+            "    importlib.import_module('pypto.units.' + m)\n"
+            "print(sorted(k for k in sys.modules if k == 'numba' or k.startswith('numba.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_softmax_and_bitwise_kernels_run_in_a_later_process_without_importing_numba(tmp_path):
+    """The softmax example (row reductions, broadcasts, TEXP) and a TAND / TCVT kernel: the
+    second process launches them from native code, with results checked against numpy."""
+    child = MIXED_CHILD.format(examples=os.path.join(os.path.dirname(__file__), "..", "examples"))
+    first, second = _run(tmp_path, child), _run(tmp_path, child)
+    assert _line(first, "NUMBA") == "True" and _line(second, "NUMBA") == "False"
+
 def test_the_units_index_names_the_module_that_registers_each_instruction():
     code = ("import pypto.units.{m} as _, sys\n"
             "from pypto.ir import registry\n"

@@ -14,24 +14,18 @@ NPU); pypto writes the valid region only. Reference: conformance/ref_bits.py.
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
 from .. import diagnostics as Dx
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends import errcodes as EC
-from ..backends.sim.lib.checks import covers, strict, undefined
-from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError
 from ..ir import guards as G
 from ..ir.nodes import Expr, RtFloat, is_static
 from ..ir.registry import Unit, register
 from . import bits_rules as R
 from .elementwise import check_covers
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
+LOOPS = f"{__package__}.bits_lib"     # the numba loops: imported when a kernel is generated
+
 
 XOR_PAIRS = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
 XOR_RULE = ("on a2a3 TXOR computes through tmp in several passes (tmp = src0 | src1, dst = "
@@ -42,93 +36,11 @@ XORS_PAIRS = [(0, 1), (0, 3), (1, 3)]
 XORS_RULE = "TXORS computes through dst and tmp in several passes: dst, src and tmp must be pairwise distinct"
 
 
-# -- numba: one loop per operand form, the operation a runtime code (fewer specialisations) --------
+# the operation codes of bits_lib.py's loops (one loop per operand form, the operation a runtime
+# code: fewer specialisations); its a2a3 TXOR / TXORS loops write tmp, as the NPU does
 AND, OR, XOR, NOT, SHL, SHR = 0, 1, 2, 3, 4, 5
 CODES = {"TAND": AND, "TOR": OR, "TXOR": XOR, "TNOT": NOT, "TANDS": AND, "TORS": OR, "TXORS": XOR,
          "TSHL": SHL, "TSHR": SHR, "TSHLS": SHL, "TSHRS": SHR}
-
-
-@njit(inline="always", **_J)
-def shifted(x, n, left, bits):
-    """x shifted by n (any integer); a count outside 0 .. bits-1 shifts every bit out."""
-    v = np.int64(x)
-    k = np.int64(n)
-    if k < 0 or k >= bits:
-        if left or v >= 0:
-            return np.int64(0)
-        return np.int64(-1)
-    if left:
-        return v << k
-    return v >> k
-
-
-@njit(inline="always", **_J)
-def bitop(x, y, op, bits):
-    if op == AND:
-        return np.int64(x & y)
-    if op == OR:
-        return np.int64(x | y)
-    if op == XOR:
-        return np.int64(x ^ y)
-    if op == NOT:
-        return np.int64(~x)
-    return shifted(x, y, op == SHL, bits)
-
-
-@njit(**_J)
-def bits2(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, op, bits, err):
-    """dst = a op b over dst's valid region (shift counts from b; strict reports bad ones first)."""
-    if not covers(1, avr, avc, dvr, dvc, err) or not covers(2, bvr, bvc, dvr, dvc, err):
-        return
-    if op >= SHL and strict(err):
-        for r in range(dvr):
-            for c in range(dvc):
-                n = np.int64(b[offset(bl, r, c)])
-                if n < 0 or n >= bits:
-                    undefined(EC.UB_SHIFT, 2, r, c, n, err)
-                    return
-    for r in range(dvr):
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = bitop(a[offset(al, r, c)], b[offset(bl, r, c)], op, bits)
-
-
-@njit(**_J)
-def bits1(dst, dvr, dvc, dl, a, avr, avc, al, s, op, bits, err):
-    """dst = a op s (s a scalar of the element type; ignored by NOT)."""
-    if not covers(1, avr, avc, dvr, dvc, err):
-        return
-    n = np.int64(s)
-    if op >= SHL and strict(err) and (n < 0 or n >= bits) and dvr > 0 and dvc > 0:
-        undefined(EC.UB_SHIFT, 2, 0, 0, n, err)
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            dst[offset(dl, r, c)] = bitop(a[offset(al, r, c)], s, op, bits)
-
-
-# -- numba: the a2a3 TXOR / TXORS sequences (tmp is written, as the NPU does) -------------------
-@njit(**_J)
-def xor_a2a3(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, t, tvr, tvc, tl, err):
-    if not covers(1, avr, avc, dvr, dvc, err) or not covers(2, bvr, bvc, dvr, dvc, err) \
-            or not covers(3, tvr, tvc, dvr, dvc, err):
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            x = a[offset(al, r, c)]
-            y = b[offset(bl, r, c)]
-            t[offset(tl, r, c)] = x | y
-            dst[offset(dl, r, c)] = ~(x & y) & t[offset(tl, r, c)]
-
-
-@njit(**_J)
-def xors_a2a3(dst, dvr, dvc, dl, a, avr, avc, al, s, t, tvr, tvc, tl, err):
-    if not covers(1, avr, avc, dvr, dvc, err) or not covers(3, tvr, tvc, dvr, dvc, err):
-        return
-    for r in range(dvr):
-        for c in range(dvc):
-            x = a[offset(al, r, c)]
-            t[offset(tl, r, c)] = x | s
-            dst[offset(dl, r, c)] = ~(x & s) & t[offset(tl, r, c)]
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -179,7 +91,7 @@ def _code(node):
 
 def lower_binary(node, soc) -> list[L.Call]:
     dst, a, b = node.operands[:3]
-    return [L.Call(L.Fn(__name__, "bits2"), (L.tile(dst), L.tile(a), L.tile(b)) + _code(node) + (L.err(),))]
+    return [L.Call(L.Fn(LOOPS, "bits2"), (L.tile(dst), L.tile(a), L.tile(b)) + _code(node) + (L.err(),))]
 
 
 def lower_xor(node, soc) -> list[L.Call]:
@@ -187,12 +99,12 @@ def lower_xor(node, soc) -> list[L.Call]:
         return lower_binary(node, soc)
     dst, a, b, t = node.operands
     return R.overlap_calls(L, node, XOR_PAIRS) + [
-        L.Call(L.Fn(__name__, "xor_a2a3"), (L.tile(dst), L.tile(a), L.tile(b), L.tile(t), L.err()))]
+        L.Call(L.Fn(LOOPS, "xor_a2a3"), (L.tile(dst), L.tile(a), L.tile(b), L.tile(t), L.err()))]
 
 
 def lower_not(node, soc) -> list[L.Call]:
     dst, a = node.operands
-    return [L.Call(L.Fn(__name__, "bits1"), (L.tile(dst), L.tile(a), L.const(0, dst.type.dtype.storage))
+    return [L.Call(L.Fn(LOOPS, "bits1"), (L.tile(dst), L.tile(a), L.const(0, dst.type.dtype.storage))
                        + _code(node) + (L.err(),))]
 
 
@@ -201,7 +113,7 @@ def _scalar(pairs):
         dst, a, s = node.operands[:3]
         checks, arg = L.scalar_operand(2, s, dst.type.dtype)
         return checks + R.overlap_calls(L, node, pairs) + [
-            L.Call(L.Fn(__name__, "bits1"), (L.tile(dst), L.tile(a), arg) + _code(node) + (L.err(),))]
+            L.Call(L.Fn(LOOPS, "bits1"), (L.tile(dst), L.tile(a), arg) + _code(node) + (L.err(),))]
     return lower
 
 
@@ -211,7 +123,7 @@ def lower_xors(node, soc) -> list[L.Call]:
     dst, a, s, t = node.operands
     checks, arg = L.scalar_operand(2, s, dst.type.dtype)
     return checks + R.overlap_calls(L, node, XORS_PAIRS) + [
-        L.Call(L.Fn(__name__, "xors_a2a3"), (L.tile(dst), L.tile(a), arg, L.tile(t), L.err()))]
+        L.Call(L.Fn(LOOPS, "xors_a2a3"), (L.tile(dst), L.tile(a), arg, L.tile(t), L.err()))]
 
 
 # -- guards and C++ ---------------------------------------------------------------------------------

@@ -8,17 +8,14 @@ as a guard in the emitted C++. Registers no instruction.
 """
 from __future__ import annotations
 
-from numba import njit
-
 from ..backends import errcodes as EC
 from ..backends import faults
 from ..errors import PtoError, TileError, ValidRegionError
 from ..ir.nodes import TileVar, is_static
 from ..ir.verify import slots_of
-from .complex_common import rule_fault5 as rule_fault
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
+LOOPS = f"{__package__}.bits_checks"     # the run-time checks (numba): imported when a kernel is generated
+
 
 # rule ids of this family's UNIT_RULE faults (err[1]); err[2..5] hold the values listed
 OVERLAP = 1        # operand a, operand b
@@ -32,45 +29,6 @@ def mask_bytes(cols: int) -> int:
 
 
 # -- numba side ---------------------------------------------------------------------------------
-@njit(inline="always", **_J)
-def overlap(a, b):
-    """Whether two tile storage arrays share a byte (they are views of one on-chip space)."""
-    pa = a.ctypes.data
-    pb = b.ctypes.data
-    return pa < pb + b.nbytes and pb < pa + a.nbytes
-
-
-@njit(**_J)
-def disjoint(ia, a, avr, avc, al, ib, b, bvr, bvc, bl, err):
-    """Run-time no-overlap check of two tile operands (their storage arrays)."""
-    if overlap(a, b):
-        rule_fault(OVERLAP, ia, ib, 0, 0, 0, err)
-
-
-@njit(inline="always", **_J)
-def mask_rows_fit(k, vr, vc, rows, row_bytes, err):
-    """A per-row mask of vr rows of ceil(vc / 8) bytes fits a tile of rows x row_bytes."""
-    if vr > rows or (vc + 7) // 8 > row_bytes:
-        rule_fault(MASK_ROWS, k, vr, vc, 0, 0, err)
-        return False
-    return True
-
-
-@njit(inline="always", **_J)
-def mask_stream_fits(k, bits, nbytes, err):
-    if (bits + 7) // 8 > nbytes:
-        rule_fault(MASK_STREAM, k, bits, 0, 0, 0, err)
-        return False
-    return True
-
-
-@njit(inline="always", **_J)
-def covers_src(k, svr, svc, ref, rvr, rvc, err):
-    """Operand k's valid region contains operand ref's."""
-    if svr < rvr or svc < rvc:
-        rule_fault(COVERS, k, svr, svc, ref, 0, err)
-        return False
-    return True
 
 
 # -- trace time -----------------------------------------------------------------------------------
@@ -211,6 +169,6 @@ def overlap_calls(L, node, pairs) -> list:
     ops = node.operands
     out = []
     for i, j in runtime_pairs(node, pairs):
-        out.append(L.Call(L.Fn(__name__, "disjoint"),
+        out.append(L.Call(L.Fn(LOOPS, "disjoint"),
                           (L.lit(i), L.tile(ops[i]), L.lit(j), L.tile(ops[j]), L.err())))
     return out

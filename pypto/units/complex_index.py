@@ -9,25 +9,15 @@ j <= i + diagonal and 0 elsewhere, upper (isUpper=1) 0 where j < i + diagonal an
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import dtypes as D
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.layout import offset
 from ..errors import OperandError, TileShapeError
-from ..ir.nodes import Expr, RtFloat, is_static
+from ..ir.nodes import Expr, RtFloat
 from ..ir import guards as G
 from ..ir.registry import Unit, register
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
-
-
-@njit(**_J)
-def tci(d, dvr, dvc, dl, start, desc, err):
-    s = np.int64(start)
-    for k in range(dvc):
-        d[k] = s - k if desc else s + k
+LOOPS = f"{__package__}.complex_index_lib"     # the numba loops: imported when a kernel is generated
 
 
 def _int_scalar(node, k: int, x, dt) -> None:
@@ -51,9 +41,9 @@ def check_tci(node, soc) -> None:
 def lower_tci(node, soc) -> list[L.Call]:
     dst, start = node.operands
     checks, arg = L.scalar_operand(1, start, dst.type.dtype)
-    return checks + [L.Call(L.Fn(__name__, "tci"), (L.tile(dst), arg,
-                                                    L.lit(int(node.params.get("descending") or 0)),
-                                                    L.err()))]
+    return checks + [L.Call(L.Fn(LOOPS, "tci"), (L.tile(dst), arg,
+                                                 L.lit(int(node.params.get("descending") or 0)),
+                                                 L.err()))]
 
 
 def emit_tci(node, soc, cx) -> str:
@@ -71,18 +61,6 @@ register(Unit("TCI", check=check_tci, sim=lower_tci, emit=emit_tci, guards=guard
               seed_params=("descending",)))
 
 
-@njit(**_J)
-def ttri(d, dvr, dvc, dl, diag, upper, one, zero, err):
-    for r in range(dvr):
-        edge = r + diag
-        for c in range(dvc):
-            if upper:
-                v = zero if c < edge else one
-            else:
-                v = one if c <= edge else zero
-            d[offset(dl, r, c)] = v
-
-
 _ONE = {"f32": (1.0, np.float32), "f16": (0x3C00, np.uint16), "bf16": (0x3F80, np.uint16)}
 
 
@@ -95,9 +73,9 @@ def lower_ttri(node, soc) -> list[L.Call]:
     dst, diag = node.operands
     dt = dst.type.dtype
     one, st = _ONE.get(dt.short, (1, dt.storage))
-    return [L.Call(L.Fn(__name__, "ttri"), (L.tile(dst), ("int", diag),
-                                            L.lit(int(node.params.get("isUpper") or 0)),
-                                            L.const(one, st), L.const(0, st), L.err()))]
+    return [L.Call(L.Fn(LOOPS, "ttri"), (L.tile(dst), ("int", diag),
+                                         L.lit(int(node.params.get("isUpper") or 0)),
+                                         L.const(one, st), L.const(0, st), L.err()))]
 
 
 def emit_ttri(node, soc, cx) -> str:

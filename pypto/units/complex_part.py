@@ -22,7 +22,6 @@ import hashlib
 import numpy as np
 
 from ..backends.sim import lowering as L
-from ..backends.sim.lib import elementwise as EW
 from ..errors import ValidRegionError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
@@ -37,7 +36,7 @@ from numba import njit
 from pypto.backends.sim.lib.layout import offset
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 from pypto.backends.sim.lib.ops import {op} as op
-from pypto.units.complex_common import rule_fault5
+from pypto.units.complex_faults import rule_fault5
 from pypto.backends.sim.lib.xcall import XCALLED as _J
 
 
@@ -88,6 +87,7 @@ def part_pad(d, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, pad, err):
 
 @functools.lru_cache(maxsize=None)
 def _fn(form: str, op: str, codec: str) -> L.Fn:
+    from ..backends.sim.lib import elementwise as EW     # numba: only when a kernel is generated
     ld, st = EW.CODECS[codec]
     src = _SOURCE.format(ld=ld, st=st, op=op, eq=PART_EQ, fit=PART_FIT)
     tag = hashlib.sha256(src.encode()).hexdigest()[:6]

@@ -17,19 +17,16 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 
 import numpy as np
-from numba import njit, objmode
-from numba.core.errors import NumbaWarning
 
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
 from ..ir.nodes import GmView, TileVar
 from ..ir.registry import Unit, register
 
-warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
-                        category=NumbaWarning)
+LOOPS = f"{__package__}.complex_print_lib"     # the numba loops: imported when a kernel is generated
+
 
 # dtype code -> (name the NPU prints, numpy view of the stored bits)
 DTYPES = (("float32", np.float32), ("float16", np.float16), ("int8", np.int8), ("uint8", np.uint8),
@@ -106,27 +103,15 @@ def _print_gm(g, off, shape, strides, code, lcode):
                              int(code), GM_LAYOUTS[int(lcode)]))
 
 
-@njit(cache=True, error_model="numpy")
-def tprint_tile(src, vr, vc, lay, rows, cols, code, lcode, err):
-    with objmode():
-        _print_tile(src, vr, vc, lay, rows, cols, code, lcode)
-
-
-@njit(cache=True, error_model="numpy")
-def tprint_gm(g, off, n0, n1, n2, n3, n4, s0, s1, s2, s3, s4, code, lcode, err):
-    with objmode():
-        _print_gm(g, off, (n0, n1, n2, n3, n4), (s0, s1, s2, s3, s4), code, lcode)
-
-
 def lower_tprint(node, soc) -> list[L.Call]:
     (x,) = node.operands
     if isinstance(x, TileVar):
         ty = x.type
-        return [L.Call(L.Fn(__name__, "tprint_tile"),
+        return [L.Call(L.Fn(LOOPS, "tprint_tile"),
                        (L.tile(x), L.lit(ty.rows), L.lit(ty.cols), L.lit(CODES[ty.dtype.short]),
                         L.lit(LAYOUT_NAMES.index(ty.layout_name)), L.err()))]
     assert isinstance(x, GmView)
-    return L.bounds(x) + [L.Call(L.Fn(__name__, "tprint_gm"),
+    return L.bounds(x) + [L.Call(L.Fn(LOOPS, "tprint_gm"),
                                  L.view(x) + (L.lit(CODES[x.tensor.dtype.short]),
                                               L.lit(GM_LAYOUTS.index(x.layout)), L.err()))]
 

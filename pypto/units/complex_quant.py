@@ -17,73 +17,15 @@ The a5 MXFP8 forms are not simulated (NotSimulatedError). Reference: conformance
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
-from ..backends import errcodes as EC
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import strict, undefined
-from ..backends.sim.lib.floatbits import f32_bits, f64_to_f16
-from ..backends.sim.lib.layout import offset
 from ..errors import NotSimulatedError, OperandError, ValidRegionError
 from ..ir.nodes import Effect, is_static
 from ..ir.registry import Unit, register
-from .complex_common import decoder, guard, rule_fault
-from ..backends.sim.lib.jit import LIB
+from .complex_common import decoder, guard
 
-_J = LIB
+LOOPS = f"{__package__}.complex_quant_lib"     # the numba loops: imported when a kernel is generated
+
 Q_DST, Q_SCALE = 1, 2              # UNIT_RULE ids
-
-
-@njit(inline="always", **_J)
-def _sat_i32(x):
-    r = np.rint(np.float64(x))
-    if r != r:
-        return np.int64(0)
-    if r >= 2147483647.0:
-        return np.int64(2147483647)
-    if r <= -2147483648.0:
-        return np.int64(-2147483648)
-    return np.int64(r)
-
-
-@njit(**_J)
-def tquant(d, dvr, dvc, dl, s, svr, svc, sl, sc, scr, scc, scl, of, ofr, ofc, ofl, asym, overwrite,
-           scols, err):
-    if dvr != svr or dvc != svc:
-        rule_fault(Q_DST, dvr, dvc, svr, svc, err)
-        return
-    if scr != svr or scc != 1 or (asym and (ofr != svr or ofc != 1)):
-        rule_fault(Q_SCALE, scr, scc, ofr if asym else svr, ofc if asym else 1, err)
-        return
-    lo, hi = (0, 255) if asym else (-128, 127)
-    chk = strict(err)
-    q = np.empty(max(svr * svc, 1), np.int64)
-    for r in range(svr):
-        k = sc[offset(scl, r, 0)]
-        o = of[offset(ofl, r, 0)] if asym else np.float32(0)
-        for c in range(svc):
-            x = np.float32(s[offset(sl, r, c)] * k)
-            if asym:
-                x = np.float32(x + o)
-            if chk and (x != x or abs(x) == np.inf):
-                undefined(EC.UB_CVT_NAN, 1, r, c, np.int64(f32_bits(x)), err)
-                return
-            v = _sat_i32(x)
-            q[r * svc + c] = v
-            d[offset(dl, r, c)] = min(max(v, lo), hi)
-    if overwrite:
-        si = s.view(np.int32)
-        for r in range(svr):
-            for c in range(svc):
-                si[offset(sl, r, c)] = q[r * svc + c]
-        sh = s.view(np.uint16)
-        for r in range(svr):
-            for c in range(svc):
-                h = f64_to_f16(np.float64(q[r * svc + c]))
-                if (h & 0x7FFF) == 0x7C00:           # clamp to +-65504
-                    h = (h & 0x8000) | 0x7BFF
-                sh[r * scols + c] = h
 
 
 def _asym(node) -> bool:
@@ -141,7 +83,7 @@ def check_tquant(node, soc) -> None:
 def lower_tquant(node, soc) -> list[L.Call]:
     dst, src, scale = node.operands[:3]
     off = node.operands[3] if len(node.operands) == 4 else scale
-    return [L.Call(L.Fn(__name__, "tquant"),
+    return [L.Call(L.Fn(LOOPS, "tquant"),
                    (L.tile(dst), L.tile(src), L.tile(scale), L.tile(off), L.lit(_asym(node)),
                     L.lit(soc.name == "a2a3"), L.lit(src.type.cols), L.err()))]
 

@@ -9,20 +9,14 @@ the table notes (pypto/isa/instructions/complex.py). Reference: conformance/ref_
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
-from ..backends import errcodes as EC
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import strict, undefined
-from ..backends.sim.lib.layout import offset
 from ..errors import OperandError, TileShapeError, ValidRegionError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
-from .complex_common import cxx_type, decoder, guard, rule_fault
-from ..backends.sim.lib.jit import LIB
+from .complex_common import cxx_type, decoder, guard
 
-_J = LIB
+LOOPS = f"{__package__}.gather_lib"     # the numba loops: imported when a kernel is generated
+
 
 PATTERNS = {"P0101": 1, "P1010": 2, "P0001": 3, "P0010": 4, "P0100": 5, "P1000": 6, "P1111": 7}
 # UNIT_RULE ids
@@ -32,61 +26,6 @@ S_SRC_COVER = 1
 
 
 # -- TGATHER --------------------------------------------------------------------------------------
-
-@njit(**_J)
-def tgather_idx(d, dvr, dvc, dl, s, svr, svc, sl, ix, ivr, ivc, il, dcols, icols, snumel, err):
-    if dvc != dcols:
-        rule_fault(G_DST_CONT, dvc, dcols, 0, 0, err)
-        return
-    if ivc != icols:
-        rule_fault(G_IDX_CONT, ivc, icols, 0, 0, err)
-        return
-    if ivr < dvr or ivc < dvc:
-        rule_fault(G_IDX_COVER, ivr, ivc, dvr, dvc, err)
-        return
-    chk = strict(err)
-    for r in range(dvr):
-        for c in range(dvc):
-            k = np.int64(ix[offset(il, r, c)])
-            if k < 0 or k >= snumel:
-                if chk:
-                    undefined(EC.UB_INDEX, 2, r, c, k, err)
-                    return
-                d[offset(dl, r, c)] = 0
-            else:
-                d[offset(dl, r, c)] = s[k]
-
-
-@njit(inline="always", **_J)
-def keeps(pat, c):
-    """Whether MaskPattern ``pat`` (1..7) keeps column c."""
-    if pat == 1:
-        return c % 2 == 0
-    if pat == 2:
-        return c % 2 == 1
-    if pat == 7:
-        return True
-    return c % 4 == pat - 3
-
-
-@njit(**_J)
-def tgather_mask(d, dvr, dvc, dl, s, svr, svc, sl, pat, dcols, dnumel, err):
-    if dvc != dcols:
-        rule_fault(G_DST_CONT, dvc, dcols, 0, 0, err)
-        return
-    per_row = 0
-    for c in range(svc):
-        if keeps(pat, c):
-            per_row += 1
-    if per_row * svr > dnumel:
-        rule_fault(G_DST_CAP, per_row * svr, dnumel, 0, 0, err)
-        return
-    k = 0
-    for r in range(svr):
-        for c in range(svc):
-            if keeps(pat, c):
-                d[k] = s[offset(sl, r, c)]
-                k += 1
 
 
 def _mask_form(node) -> bool:
@@ -132,11 +71,11 @@ def _keeps(pat: int, c: int) -> bool:
 def lower_tgather(node, soc) -> list[L.Call]:
     if _mask_form(node):
         dst, src = node.operands
-        return [L.Call(L.Fn(__name__, "tgather_mask"),
+        return [L.Call(L.Fn(LOOPS, "tgather_mask"),
                        (L.tile(dst), L.tile(src), L.lit(PATTERNS[node.params["maskPattern"]]),
                         L.lit(dst.type.cols), L.lit(dst.type.numel), L.err()))]
     dst, src0, idx = node.operands
-    return [L.Call(L.Fn(__name__, "tgather_idx"),
+    return [L.Call(L.Fn(LOOPS, "tgather_idx"),
                    (L.tile(dst), L.tile(src0), L.tile(idx), L.lit(dst.type.cols), L.lit(idx.type.cols),
                     L.lit(src0.type.numel), L.err()))]
 
@@ -185,31 +124,6 @@ register(Unit("TGATHER", check=check_tgather, sim=lower_tgather, emit=emit_tgath
 
 # -- TGATHERB -------------------------------------------------------------------------------------
 
-@njit(**_J)
-def tgatherb(d, dvr, dvc, dl, s, svr, svc, sl, off, ovr, ovc, ol, esize, snbytes, err):
-    if (dvc * esize) % 32 != 0:
-        rule_fault(B_BLOCKS, dvc, esize, 0, 0, err)
-        return
-    nb = dvc * esize // 32
-    if ovr < dvr or ovc < nb:
-        rule_fault(B_OFF_COVER, ovr, ovc, dvr, nb, err)
-        return
-    db = d.view(np.uint8)
-    sb = s.view(np.uint8)
-    c0 = 32 // esize
-    chk = strict(err)
-    for r in range(dvr):
-        for k in range(nb):
-            o = np.int64(off[offset(ol, r, k)])
-            if o + 32 > snbytes:
-                if chk:
-                    undefined(EC.UB_INDEX, 2, r, k, o, err)
-                    return
-                continue
-            at = offset(dl, r, k * c0) * esize
-            for q in range(32):
-                db[at + q] = sb[o + q]
-
 
 def check_tgatherb(node, soc) -> None:
     """The run-time rules where the sizes are static (the same messages)."""
@@ -226,7 +140,7 @@ def check_tgatherb(node, soc) -> None:
 
 def lower_tgatherb(node, soc) -> list[L.Call]:
     dst, src, off = node.operands
-    return [L.Call(L.Fn(__name__, "tgatherb"),
+    return [L.Call(L.Fn(LOOPS, "tgatherb"),
                    (L.tile(dst), L.tile(src), L.tile(off), L.lit(dst.type.dtype.itemsize),
                     L.lit(src.type.nbytes), L.err()))]
 
@@ -261,28 +175,6 @@ register(Unit("TGATHERB", check=check_tgatherb, sim=lower_tgatherb, emit=emit_tg
 
 # -- TSCATTER -------------------------------------------------------------------------------------
 
-@njit(**_J)
-def tscatter(d, dvr, dvc, dl, s, svr, svc, sl, ix, ivr, ivc, il, dnumel, err):
-    if svr < ivr or svc < ivc:
-        rule_fault(S_SRC_COVER, svr, svc, ivr, ivc, err)
-        return
-    chk = strict(err)
-    seen = np.zeros(dnumel if chk else 1, np.bool_)
-    for r in range(ivr):
-        for c in range(ivc):
-            k = np.int64(ix[offset(il, r, c)])
-            if k < 0 or k >= dnumel:
-                if chk:
-                    undefined(EC.UB_INDEX, 2, r, c, k, err)
-                    return
-                continue
-            if chk:
-                if seen[k]:
-                    undefined(EC.UB_DUP_INDEX, 2, r, c, k, err)
-                    return
-                seen[k] = True
-            d[k] = s[offset(sl, r, c)]
-
 
 def check_tscatter(node, soc) -> None:
     """The run-time rule where the sizes are static (the same message)."""
@@ -294,8 +186,8 @@ def check_tscatter(node, soc) -> None:
 
 def lower_tscatter(node, soc) -> list[L.Call]:
     dst, src, idx = node.operands
-    return [L.Call(L.Fn(__name__, "tscatter"), (L.tile(dst), L.tile(src), L.tile(idx),
-                                                L.lit(dst.type.numel), L.err()))]
+    return [L.Call(L.Fn(LOOPS, "tscatter"), (L.tile(dst), L.tile(src), L.tile(idx),
+                                             L.lit(dst.type.numel), L.err()))]
 
 
 def emit_tscatter(node, soc, cx) -> list[str]:

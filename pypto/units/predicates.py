@@ -18,128 +18,19 @@ Reference: conformance/ref_bits.py ``cmp`` / ``cmps``.
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
 from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.floatbits import f16_to_f32
-from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError, OperandError, TileError
 from ..ir import guards as G
-from ..ir.nodes import Expr, RtFloat, binop, is_static
+from ..ir.nodes import Expr, RtFloat, is_static
 from ..ir.registry import Unit, register
 from ..isa.instructions.elementwise import CMP_MODE
 from . import bits_rules as R
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
+LOOPS = f"{__package__}.predicates_lib"     # the numba loops: imported when a kernel is generated
+
 MODES = CMP_MODE.values                      # EQ NE LT LE GT GE: the codes 0 .. 5
 NATIVE, HALF, HALF_BITS = 0, 1, 2            # how a stored element is compared
-
-
-@njit(inline="always", **_J)
-def load(x, kind):
-    if kind == HALF or kind == HALF_BITS:
-        return f16_to_f32(x)                 # f16 storage, or i16/u16 bits read as a half
-    return x
-
-
-@njit(inline="always", **_J)
-def load_scalar(s, kind):
-    """The scalar in the compare type: an f16 scalar arrives as its f32 value, an a2a3 i16/u16
-    scalar as the element whose bits are read as a half."""
-    if kind == HALF_BITS:
-        return f16_to_f32(s)
-    return s
-
-
-@njit(inline="always", **_J)
-def pred(x, y, mode):
-    if mode == 0:
-        return x == y
-    if mode == 1:
-        return x != y
-    if mode == 2:
-        return x < y
-    if mode == 3:
-        return x <= y
-    if mode == 4:
-        return x > y
-    return x >= y
-
-
-@njit(**_J)
-def cmp_rows(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, mode, kind, rep, drows, drowbytes, err):
-    """a2a3 TCMP: per-row packing at dst's row stride, whole repeats, 0 past validCol."""
-    if not R.covers_src(2, bvr, bvc, 1, avr, avc, err) or not R.mask_rows_fit(0, avr, avc, drows, drowbytes, err):
-        return
-    d = dst.view(np.uint8)
-    wbytes = (avc + rep - 1) // rep * rep // 8
-    for r in range(avr):
-        base = r * drowbytes
-        for j in range(min(wbytes, d.size - base)):
-            v = 0
-            for k in range(8):
-                e = j * 8 + k
-                if e < avc and pred(load(a[offset(al, r, e)], kind), load(b[offset(bl, r, e)], kind), mode):
-                    v |= 1 << k
-            d[base + j] = v
-
-
-@njit(**_J)
-def cmps_rows(dst, dvr, dvc, dl, a, avr, avc, al, s, mode, kind, rep, drows, drowbytes, err):
-    """a2a3 TCMPS: as cmp_rows against one scalar."""
-    if not R.mask_rows_fit(0, avr, avc, drows, drowbytes, err):
-        return
-    d = dst.view(np.uint8)
-    y = load_scalar(s, kind)
-    wbytes = (avc + rep - 1) // rep * rep // 8
-    for r in range(avr):
-        base = r * drowbytes
-        for j in range(min(wbytes, d.size - base)):
-            v = 0
-            for k in range(8):
-                e = j * 8 + k
-                if e < avc and pred(load(a[offset(al, r, e)], kind), y, mode):
-                    v |= 1 << k
-            d[base + j] = v
-
-
-@njit(**_J)
-def cmp_stream(dst, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, mode, kind, chunk, err):
-    """a5 TCMP: one stream over the first avr * avc storage elements, whole chunks, 0 past it."""
-    if not R.covers_src(2, bvr, bvc, 1, avr, avc, err):
-        return
-    n = avr * avc
-    d = dst.view(np.uint8)
-    if not R.mask_stream_fits(0, n, d.size, err):
-        return
-    wbytes = (n + chunk - 1) // chunk * chunk // 8
-    for j in range(min(wbytes, d.size)):
-        v = 0
-        for k in range(8):
-            e = j * 8 + k
-            if e < n and pred(load(a[e], kind), load(b[e], kind), mode):
-                v |= 1 << k
-        d[j] = v
-
-
-@njit(**_J)
-def cmps_stream(dst, dvr, dvc, dl, a, avr, avc, al, s, mode, kind, chunk, err):
-    n = avr * avc
-    d = dst.view(np.uint8)
-    if not R.mask_stream_fits(0, n, d.size, err):
-        return
-    y = load_scalar(s, kind)
-    wbytes = (n + chunk - 1) // chunk * chunk // 8
-    for j in range(min(wbytes, d.size)):
-        v = 0
-        for k in range(8):
-            e = j * 8 + k
-            if e < n and pred(load(a[e], kind), y, mode):
-                v |= 1 << k
-        d[j] = v
 
 
 # -- static rules -------------------------------------------------------------------------------
@@ -230,10 +121,10 @@ def lower_cmp(node, soc) -> list[L.Call]:
     dst, a, b = node.operands
     m, k = L.lit(effective_mode(node, soc)), L.lit(kind_of(node, soc))
     if soc.name == "a2a3":
-        return [L.Call(L.Fn(__name__, "cmp_rows"), (L.tile(dst), L.tile(a), L.tile(b), m, k,
-                                                    L.lit(repeat(node))) + _room_args(node) + (L.err(),))]
-    return [L.Call(L.Fn(__name__, "cmp_stream"), (L.tile(dst), L.tile(a), L.tile(b), m, k,
-                                                  L.lit(chunk(node)), L.err()))]
+        return [L.Call(L.Fn(LOOPS, "cmp_rows"), (L.tile(dst), L.tile(a), L.tile(b), m, k,
+                                                 L.lit(repeat(node))) + _room_args(node) + (L.err(),))]
+    return [L.Call(L.Fn(LOOPS, "cmp_stream"), (L.tile(dst), L.tile(a), L.tile(b), m, k,
+                                               L.lit(chunk(node)), L.err()))]
 
 
 def lower_cmps(node, soc) -> list[L.Call]:
@@ -243,10 +134,10 @@ def lower_cmps(node, soc) -> list[L.Call]:
     m, k = L.lit(effective_mode(node, soc)), L.lit(kind)
     checks, arg = L.scalar_operand(2, s, dt)
     if soc.name == "a2a3":
-        return checks + [L.Call(L.Fn(__name__, "cmps_rows"), (L.tile(dst), L.tile(a), arg, m, k,
-                                                              L.lit(repeat(node))) + _room_args(node) + (L.err(),))]
-    return checks + [L.Call(L.Fn(__name__, "cmps_stream"), (L.tile(dst), L.tile(a), arg, m, k,
-                                                            L.lit(chunk(node)), L.err()))]
+        return checks + [L.Call(L.Fn(LOOPS, "cmps_rows"), (L.tile(dst), L.tile(a), arg, m, k,
+                                                           L.lit(repeat(node))) + _room_args(node) + (L.err(),))]
+    return checks + [L.Call(L.Fn(LOOPS, "cmps_stream"), (L.tile(dst), L.tile(a), arg, m, k,
+                                                         L.lit(chunk(node)), L.err()))]
 
 
 # -- C++ ----------------------------------------------------------------------------------------------

@@ -11,55 +11,14 @@ its contents are not modelled). Reference: conformance/ref_bits.py ``sel`` / ``s
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
-from ..backends.npu import emit as E
 from ..backends.sim import lowering as L
-from ..backends.sim.lib.checks import covers
-from ..backends.sim.lib.floatbits import f32_to_f16
-from ..backends.sim.lib.layout import offset
 from ..errors import DTypeError
 from ..ir import guards as G
 from ..ir.nodes import Expr, RtFloat, TileVar, is_static
 from ..ir.registry import Unit, register
 from . import bits_rules as R
-from ..backends.sim.lib.jit import LIB
 
-_J = LIB
-
-
-@njit(inline="always", **_J)
-def bit(m, mrowbytes, r, c):
-    return (m[r * mrowbytes + c // 8] >> (c % 8)) & 1
-
-
-@njit(**_J)
-def tsel(dst, dvr, dvc, dl, m, mvr, mvc, ml, a, avr, avc, al, b, bvr, bvc, bl, mrows, mrowbytes, err):
-    if not covers(2, avr, avc, dvr, dvc, err) or not covers(3, bvr, bvc, dvr, dvc, err) or \
-            not R.mask_rows_fit(1, dvr, dvc, mrows, mrowbytes, err):
-        return
-    mb = m.view(np.uint8)
-    for r in range(dvr):
-        for c in range(dvc):
-            if bit(mb, mrowbytes, r, c):
-                dst[offset(dl, r, c)] = a[offset(al, r, c)]
-            else:
-                dst[offset(dl, r, c)] = b[offset(bl, r, c)]
-
-
-@njit(**_J)
-def tsels(dst, dvr, dvc, dl, m, mvr, mvc, ml, a, avr, avc, al, s, half, mrows, mrowbytes, err):
-    if not covers(2, avr, avc, dvr, dvc, err) or not R.mask_rows_fit(1, dvr, dvc, mrows, mrowbytes, err):
-        return
-    mb = m.view(np.uint8)
-    v = f32_to_f16(s) if half else s           # the scalar's stored bits
-    for r in range(dvr):
-        for c in range(dvc):
-            if bit(mb, mrowbytes, r, c):
-                dst[offset(dl, r, c)] = a[offset(al, r, c)]
-            else:
-                dst[offset(dl, r, c)] = v
+LOOPS = f"{__package__}.predicates_sel_lib"     # the numba loops: imported when a kernel is generated
 
 
 def _srcs(node) -> list[int]:
@@ -93,15 +52,15 @@ def _room(node) -> tuple:
 
 def lower_sel(node, soc) -> list[L.Call]:
     dst, m, a, b = node.operands
-    return [L.Call(L.Fn(__name__, "tsel"), (L.tile(dst), L.tile(m), L.tile(a), L.tile(b)) + _room(node) + (L.err(),))]
+    return [L.Call(L.Fn(LOOPS, "tsel"), (L.tile(dst), L.tile(m), L.tile(a), L.tile(b)) + _room(node) + (L.err(),))]
 
 
 def lower_sels(node, soc) -> list[L.Call]:
     dst, m, a, s = node.operands
     dt = dst.type.dtype
     checks, arg = L.scalar_operand(3, s, dt)
-    return checks + [L.Call(L.Fn(__name__, "tsels"), (L.tile(dst), L.tile(m), L.tile(a), arg,
-                                                      L.lit(dt.short == "f16")) + _room(node) + (L.err(),))]
+    return checks + [L.Call(L.Fn(LOOPS, "tsels"), (L.tile(dst), L.tile(m), L.tile(a), arg,
+                                                   L.lit(dt.short == "f16")) + _room(node) + (L.err(),))]
 
 
 def guards(node, soc) -> list:

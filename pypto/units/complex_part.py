@@ -22,6 +22,7 @@ import hashlib
 import numpy as np
 
 from ..backends.sim import lowering as L
+from ..backends.sim.lib import elementwise as EW
 from ..errors import ValidRegionError
 from ..ir.nodes import is_static
 from ..ir.registry import Unit, register
@@ -87,7 +88,6 @@ def part_pad(d, dvr, dvc, dl, a, avr, avc, al, b, bvr, bvc, bl, pad, err):
 
 @functools.lru_cache(maxsize=None)
 def _fn(form: str, op: str, codec: str) -> L.Fn:
-    from ..backends.sim.lib import elementwise as EW     # numba: only when a kernel is generated
     ld, st = EW.CODECS[codec]
     src = _SOURCE.format(ld=ld, st=st, op=op, eq=PART_EQ, fit=PART_FIT)
     tag = hashlib.sha256(src.encode()).hexdigest()[:6]

@@ -10,10 +10,10 @@ from ..ir.nodes import TileVar, binop, is_static
 # the codes reduce_lib.py's loops take (here, so the units that lower to them trace without numba)
 SUM, PROD, MAX, MIN = 0, 1, 2, 3                      # reduction kinds
 SEQ_A2A3, SEQ_A5, PAIR_A2A3, PAIR_A5 = 0, 1, 2, 3     # column orders
-LOOPS = "pypto.units.reduce_lib"                      # the module of those loops
+LOOPS = f"{__package__}.reduce_lib"                   # the module of those loops
 # the row / column broadcasts: instruction suffix -> opc (its index) and their loops' module
 EXPAND_OPS = ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF")
-EXPAND_LOOPS = "pypto.units.expand_ops"
+EXPAND_LOOPS = f"{__package__}.expand_ops"
 
 ROWS, COLS = 0, 1
 _WHAT = ("rows", "columns")

@@ -203,9 +203,9 @@ def test_arguments_that_do_not_fit_the_saved_types_are_refused():
                             lambda: None)
     a = np.zeros(4, np.float32)
     p = k.pack([a, 3, 0.5])
-    w = p.words
-    assert p.ptr == w.ctypes.data and list(w[2:5]) == [4, 4, a.ctypes.data] and w[5] == 4 and w[6] == 4
-    assert w[7] == 3 and w[8] == np.float64(0.5).view(np.int64)
+    w = p.words          # the scalars first, then each array's data model (native.layout)
+    assert w[0] == 3 and w[1] == np.float64(0.5).view(np.int64)
+    assert p.ptr == w.ctypes.data and list(w[4:7]) == [4, 4, a.ctypes.data] and w[7] == 4 and w[8] == 4
     assert k.pack([a.astype(np.float64), 3, 0.5]) is None        # another dtype
     assert k.pack([np.zeros(8, np.float32)[::2], 3, 0.5]) is None  # not contiguous
     assert k.pack([a, True, 0.5]) is None                         # a bool is not an int64

@@ -71,7 +71,8 @@ class _BlockQueue:
 
 
 class _Compiled:
-    """A compiled kernel: generated code, its numba function (or native.NativeKernel), where each
+    """A compiled kernel: generated code, its launcher (direct.Launcher, or native.NativeKernel
+    when linked from its saved native form), where each
     launch value goes (``plan``: one (kind, index, dim) per parameter), the specialisations counted
     so far, and the key its native form is saved under after its first launch (native.py)."""
 
@@ -209,11 +210,15 @@ class SimBackend(Backend):
             return prog
 
     def _generate(self, kernel: Kernel, events: bool):
-        """The kernel's generated module and its numba function."""
+        """The kernel's generated module and its launcher: the kernel compiled without numba's
+        Python entry and called through one of pypto's (direct.py); the module with the Python
+        entry is loaded only when that cannot serve."""
         from . import codegen
         from . import compile as C
-        gen = codegen.generate(kernel, self.soc, self.options.cache_dir, events)
-        return gen, C.load_module(gen.source, self.options.cache_dir, "k").kernel
+        from .direct import Launcher
+        gen, cache = codegen.generate(kernel, self.soc, self.options.cache_dir, events), self.options.cache_dir
+        return gen, Launcher(C.load_module(gen.source, cache, "k").kernel,
+                             lambda: C.load_module(codegen.with_python_entry(gen.source), cache, "k").kernel)
 
     def _native(self, kernel: Kernel, key: str, meta: dict) -> "_Compiled | None":
         """The kernel linked from its saved native form (native.py), or None. Its numba module is
@@ -315,8 +320,8 @@ class SimBackend(Backend):
                 for i, loc, st in c.space_slots:
                     args[i] = onchip.typed(loc, st)
                 args[c.err_slot], args[c.ev_slot], args[c.block_slot] = rec.err, rec.events, 0
-                mine = local.mine = (onchip, rec, args)
-            onchip, rec, args = mine
+                mine = local.mine = (onchip, rec, args, [None])
+            onchip, rec, args, bound = mine
             if self.options.events:          # recording (pypto.timeline): a full launch
                 return self.launch(program, buffers, grid, scalars)
             args = args.copy()
@@ -327,7 +332,10 @@ class SimBackend(Backend):
             rec.reset(strict)
             self._count_launch()
             onchip.poison(spaces)
-            fn(*args)
+            if bound[0] is None and hasattr(fn, "bind"):   # the entry's words, packed once:
+                bound[0] = fn.bind(args) or False          # the same arrays come back each time
+            if not bound[0] or bound[0]() != 0:            # (checked above) and no scalar changes
+                fn(*args)                     # numba's entry, or what the kernel raised
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = 0
                 _raise_fault(program, buffers, rec.err)

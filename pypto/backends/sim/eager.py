@@ -21,6 +21,7 @@ from ...ir.hazards import Checker
 from ...isa.schema import PIPES
 from . import codegen
 from . import compile as C
+from . import direct
 from . import lowering as L
 from .context import OnChip, WorkerRecord
 from . import world
@@ -35,9 +36,9 @@ _LOCK = threading.Lock()
 
 
 def trampoline(c: L.Call, nargs: int, cache_dir: str):
-    """A numba wrapper around c.fn in a generated, disk-cached module: a Python-level call of a
-    numba function then costs one type dispatch and compiles once per machine, not per process.
-    Returns (wrapper, first use in this process)."""
+    """A numba wrapper around c.fn in a generated, disk-cached module, for the calls direct.py
+    cannot make (arguments it cannot pack, an implementation that raised: numba raises the
+    same exception from here). Returns (wrapper, first use in this process)."""
     key = (c.fn.module, c.fn.name, c.fn.source is not None, nargs)
     fn = _TRAMPOLINES.get(key)
     if fn is not None:
@@ -230,12 +231,14 @@ class EagerExecutor(Builder):
 
     def _run(self, c: L.Call, node: Stmt) -> None:
         args = [v for a in c.args for v in self._args(a)]
-        fn, _ = trampoline(c, len(args), self.cache_dir)
-        fn(*args)
-        seen = _SEEN.setdefault(id(fn), {})
-        if len(fn.overloads) != seen.get("n", 0):
-            with _LOCK:
-                C.count_new_specialisations(fn, seen, self.stats)
+        call = direct.entry(c, args, self.cache_dir, self.stats)
+        if call is None or not call(args):     # not packable, or it raised: numba says what
+            fn, _ = trampoline(c, len(args), self.cache_dir)
+            fn(*args)
+            seen = _SEEN.setdefault(id(fn), {})
+            if len(fn.overloads) != seen.get("n", 0):
+                with _LOCK:
+                    C.count_new_specialisations(fn, seen, self.stats)
         if self.rec.err[0] != 0:
             err = self.rec.err.copy()
             self.rec.err[:E.STRICT] = 0

@@ -17,6 +17,7 @@ import glob
 import hashlib
 import importlib.util
 import json
+import operator
 import os
 import struct
 import sys
@@ -24,13 +25,14 @@ import tempfile
 import threading
 import time
 import weakref
+from operator import contains, is_
 from typing import Any, Callable
 
 import numpy as np
 
 from .options import source_hash
 
-FORMAT = "pypto-native-2"
+FORMAT = "pypto-native-3"
 ENTRY = "pypto.native.entry"
 # numba helpers a kernel's objects may name without numba's Python side: NRT's memory functions
 # (its extension module's init binds them to malloc/free), the CPython wrapper's and exception
@@ -42,6 +44,7 @@ _HELPERS_ALLOWED = frozenset({
     "numba_ldexpf", "numba_nextafter", "numba_nextafterf", "numba_attempt_nocopy_reshape",
     "numba_xxgemm", "numba_xxgemv", "numba_xxdot"})
 _SCALARS = {"int64": (int, np.int64), "float64": (float, np.float64), "bool": (bool, np.bool_)}
+_FORMATS = {"int64": "q", "float64": "d", "bool": "?7x"}     # one 64-bit word each
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(os.path.dirname(_HERE))
 
@@ -183,36 +186,37 @@ def _arg_spec(ty) -> list | None:
     return ["s", name] if name in _SCALARS else None
 
 
+def layout(spec: list) -> tuple[list[int], int]:
+    """Each argument's first word in a kernel entry's words, and their count: the scalars first,
+    in order (one struct packs a launch's scalars at C speed), then the arrays (each its numba
+    data model: meminfo, parent, size, itemsize, data, shape, strides)."""
+    at, n = [0] * len(spec), 0
+    for want in ("s", "a"):
+        for i, s in enumerate(spec):
+            if s[0] == want:
+                at[i] = n
+                n += 5 + 2 * s[2] if want == "a" else 1
+    return at, n
+
+
+def where(spec: list) -> list[int]:
+    """The word of each flattened argument scalar (entry.entry_module's ``where``)."""
+    at, _ = layout(spec)
+    return [at[i] + k for i, s in enumerate(spec) for k in range(5 + 2 * s[2] if s[0] == "a" else 1)]
+
+
 def _wrapper(cres) -> bytes:
-    """Object code of the entry: one pointer to the kernel's arguments as 64-bit words, unpacked
-    into numba's calling convention (a return slot, an exception slot, then every argument's
-    data model, flattened)."""
+    """Object code of the kernel's entry: one pointer to its arguments as 64-bit words
+    (entry.py, laid out by ``layout``)."""
     import llvmlite.binding as llvm
-    from llvmlite import ir
+    from .entry import Unpackable, entry_module
     ctx = cres.target_context
-    mod = ir.Module(name="pypto_native")
     fnty = ctx.call_conv.get_function_type(cres.signature.return_type, cres.signature.args)
-    kern = ir.Function(mod, fnty, name=cres.fndesc.llvm_func_name)
-    i64 = ir.IntType(64)
-    entry = ir.Function(mod, ir.FunctionType(ir.IntType(32), [i64.as_pointer()]), name=ENTRY)
-    b = ir.IRBuilder(entry.append_basic_block())
-    ret, exc = b.alloca(fnty.args[0].pointee), b.alloca(fnty.args[1].pointee)
-    b.store(ir.Constant(fnty.args[0].pointee, None), ret)
-    b.store(ir.Constant(fnty.args[1].pointee, None), exc)
-    vals = []
-    for i, ty in enumerate(fnty.args[2:]):
-        w = b.load(b.gep(entry.args[0], [ir.Constant(i64, i)]))
-        if isinstance(ty, ir.PointerType):
-            vals.append(b.inttoptr(w, ty))
-        elif isinstance(ty, ir.IntType):
-            vals.append(w if ty.width == 64 else b.trunc(w, ty))
-        elif isinstance(ty, ir.DoubleType):
-            vals.append(b.bitcast(w, ty))
-        elif isinstance(ty, ir.FloatType):
-            vals.append(b.bitcast(b.trunc(w, ir.IntType(32)), ty))
-        else:
-            raise Unkeyable(f"argument type {ty}")
-    b.ret(b.call(kern, [ret, exc] + vals))
+    spec = [_arg_spec(t) for t in cres.signature.args]
+    try:
+        mod = entry_module(fnty, cres.fndesc.llvm_func_name, ENTRY, where(spec))
+    except Unpackable as e:
+        raise Unkeyable(str(e)) from None
     llmod = llvm.parse_assembly(str(mod))
     codegen = cres.library.codegen
     llmod.triple, llmod.data_layout = codegen._llvm_module.triple, str(codegen._tm.target_data)
@@ -490,20 +494,19 @@ class NativeKernel:
     """Called like the numba kernel it was saved from (the same arguments); arguments of other
     types, or an exception inside (numba's error path), go to ``fallback()``, the numba kernel.
     Each thread packs the arrays' words once while the same arrays come back (a repeated launch
-    changes only scalars, such as the block index); it holds them by weak reference, so a freed
-    tensor is still noticed by the caller."""
+    changes only scalars, such as the block index, packed by one struct); it holds them by weak
+    reference, so a freed tensor is still noticed by the caller."""
 
     def __init__(self, args: list, engine, addr: int, fallback: Callable[[], Callable]):
         self._spec, self._engine, self._fallback, self._numba = args, engine, fallback, None
         self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(addr)
-        self._at: list[int] = []
-        n = 0
-        for s in args:
-            self._at.append(n)
-            n += 5 + 2 * s[2] if s[0] == "a" else 1
-        self._words = n
+        self._at, self._words = layout(args)
         self._arrays = [i for i, s in enumerate(args) if s[0] == "a"]
-        self._scalars = [(i, self._at[i], s[1]) for i, s in enumerate(args) if s[0] == "s"]
+        scalars = [i for i, s in enumerate(args) if s[0] == "s"]
+        self._types = tuple(_SCALARS[args[i][1]] for i in scalars)
+        self._put = struct.Struct("<" + "".join(_FORMATS[args[i][1]] for i in scalars)).pack_into
+        self._scalars_of = _getter(scalars)
+        self._arrays_of = _getter(self._arrays)
         self._local = threading.local()
         self.overloads = {"native": None}    # one specialisation, counted when it was loaded
 
@@ -520,15 +523,27 @@ class NativeKernel:
             w[at + 2:at + 5] = (a.size, a.itemsize, a.ctypes.data)
             w[at + 5:at + 5 + ndim] = a.shape
             w[at + 5 + ndim:at + 5 + 2 * ndim] = a.strides
-        return Packed(w) if self._put_scalars(w, args) else None
+        packed = Packed(w)
+        return packed if self._put_scalars(packed, args) else None
 
-    def _put_scalars(self, words: np.ndarray, args) -> bool:
-        for i, at, kind in self._scalars:
-            a = args[i]
-            if type(a) not in _SCALARS[kind]:
-                return False
-            words[at] = np.float64(a).view(np.int64) if kind == "float64" else int(a)
+    def _put_scalars(self, packed: "Packed", args) -> bool:
+        vals = self._scalars_of(args)
+        if not all(map(contains, self._types, map(type, vals))):     # exact types, as numba's
+            return False
+        try:
+            self._put(packed.raw, 0, *vals)
+        except struct.error:               # an int beyond int64
+            return False
         return True
+
+    def bind(self, args) -> Callable[[], int] | None:
+        """A launch with these arguments, made once and repeated (backend.prepare): it returns
+        the entry's status, 0 unless the kernel raised. The caller keeps the arrays alive."""
+        packed = self.pack(args)
+        if packed is None:
+            return None
+        fn, ptr = self._fn, packed.ptr
+        return lambda keep=packed: fn(ptr)
 
     def numba(self) -> Callable:
         if self._numba is None:
@@ -537,22 +552,38 @@ class NativeKernel:
 
     def __call__(self, *args) -> None:
         last = getattr(self._local, "last", None)
-        if (last is not None and len(args) == len(self._spec)
-                and all(ref() is args[i] for i, ref in last[1]) and self._put_scalars(last[0].words, args)):
-            packed = last[0]
-        else:
+        packed = None
+        if last is not None and len(args) == len(self._spec):
+            packed, refs = last
+            if not (all(map(is_, self._arrays_of(args), map(_deref, refs)))
+                    and self._put_scalars(packed, args)):
+                packed = None
+        if packed is None:
             packed = self.pack(args)
             if packed is None:
                 return self.numba()(*args)
-            self._local.last = (packed, [(i, weakref.ref(args[i])) for i in self._arrays])
+            self._local.last = (packed, [weakref.ref(args[i]) for i in self._arrays])
         if self._fn(packed.ptr) != 0:
             self.numba()(*args)            # numba raises what the kernel raised, as it would have
+
+
+def _getter(idx: list[int]) -> Callable[[tuple], tuple]:
+    """A tuple of the items at ``idx`` (operator.itemgetter's speed, a tuple for any length)."""
+    if not idx:
+        return lambda args: ()
+    if len(idx) == 1:
+        i = idx[0]
+        return lambda args: (args[i],)
+    return operator.itemgetter(*idx)
+
+
+_deref = weakref.ref.__call__
 
 
 class Packed:
     """A launch's arguments as words, and their address. It holds raw pointers, not the arrays:
     the caller keeps those alive while it runs."""
-    __slots__ = ("words", "ptr")
+    __slots__ = ("words", "ptr", "raw")
 
     def __init__(self, words: np.ndarray):
-        self.words, self.ptr = words, words.ctypes.data
+        self.words, self.ptr, self.raw = words, words.ctypes.data, memoryview(words).cast("B")

@@ -1,0 +1,146 @@
+"""Eager mode's calls of the implementations, straight into their compiled code.
+
+Calling a numba function from Python takes a compiled Python wrapper per argument types, a numba
+compile of its own: eager mode's wrappers (trampolines) were a fifth of a cold quick tier's
+compiling. Here the implementation is compiled (or loaded from numba's cache) exactly as for a
+kernel (lib/xcall.py), and a ten-instruction LLVM entry (entry.py) is JIT-linked per argument
+types, with no numba typing or lowering; a call packs its arguments as words and goes through
+ctypes, which releases the GIL like a nogil numba call.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import threading
+from typing import Any, Callable
+
+from numba import typeof
+from numba._dispatcher import compute_fingerprint
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.typing.typeof import Purpose
+
+from . import compile as C
+from .entry import Unpackable, entry_module, words as words_of
+from .lib import xcall
+
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+_ENTRIES: dict[tuple, "Direct | None"] = {}
+_LOCK = threading.RLock()
+
+
+class Direct:
+    """One implementation for one tuple of argument types, called with a list of arguments;
+    returns False where the implementation raised (numba's error path: call it through numba to
+    see the exception)."""
+    __slots__ = ("fn", "words", "lib")
+
+    def __init__(self, fn, words: Callable[[list], bytes], lib):
+        self.fn, self.words, self.lib = fn, words, lib       # lib keeps the entry's code alive
+
+    def __call__(self, args: list) -> bool:
+        return self.fn(self.words(args)) == 0
+
+
+def _make(disp, args: list, stats) -> Direct:
+    argtypes = tuple(typeof(a, Purpose.argument) for a in args)
+    seen = {"n": len(disp.overloads), "hits": sum(disp.stats.cache_hits.values())}
+    _, found = xcall._resolve(disp.typingctx, disp, argtypes)
+    name, sig = xcall._register(disp, found.args)
+    C.count_new_specialisations(disp, seen, stats)
+    ctx = disp.targetctx
+    fnty = ctx.call_conv.get_function_type(sig.return_type, sig.args)
+    words = words_of(sig.args, fnty)
+    entry = "pypto.direct." + hashlib.sha256(name.encode()).hexdigest()[:32]
+    with global_compiler_lock:
+        lib = ctx.codegen().create_library(entry)
+        lib.add_ir_module(entry_module(fnty, name, entry))
+        lib.finalize()
+        return Direct(_ENTRY(lib.get_pointer_to_function(entry)), words, lib)
+
+
+def entry(c, args: list, cache_dir: str, stats) -> Direct | None:
+    """The direct call of ``c.fn`` for these arguments' types, made on first use; None where the
+    arguments cannot be packed as words (the caller then goes through numba)."""
+    try:
+        key = (c.fn.module, c.fn.name, c.fn.source is not None,
+               tuple(map(compute_fingerprint, args)))
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    d = _ENTRIES.get(key, False)
+    if d is not False:
+        return d
+    with _LOCK:
+        d = _ENTRIES.get(key, False)
+        if d is False:
+            _, disp = C.resolve(c.fn, cache_dir)
+            try:
+                d = _make(disp, args, stats)
+            except Unpackable:
+                d = None
+            _ENTRIES[key] = d
+        return d
+
+
+
+class Launcher:
+    """A generated kernel compiled without numba's Python wrapper and launched through an entry,
+    like a kernel linked from its native form (native.NativeKernel, which it becomes at its first
+    call). The wrapper that unboxes a dozen arrays is a sixth of a small kernel's compile, and
+    more of its machine code; ``python_entry()`` compiles the kernel with one only for what an
+    entry cannot do (arguments of other types, an exception inside)."""
+
+    def __init__(self, disp, python_entry: Callable[[], Callable]):
+        self.disp, self.python_entry = disp, python_entry
+        self._call: Callable | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def overloads(self) -> dict:
+        return self.disp.overloads
+
+    @property
+    def stats(self):
+        return self.disp.stats
+
+    def bind(self, args) -> Callable[[], int] | None:
+        """NativeKernel.bind, once the first call made the entry."""
+        bind = getattr(self._call, "bind", None)
+        return None if bind is None else bind(args)
+
+    def __call__(self, *args) -> None:
+        call = self._call
+        if call is None:
+            with self._lock:                 # a kernel whose blocks signal each other starts
+                if self._call is None:       # on every thread at once
+                    self._call = self._first(args)
+                call = self._call
+        call(*args)
+
+    def _first(self, args) -> Callable:
+        from . import native
+        argtypes = tuple(typeof(a, Purpose.argument) for a in args)
+        spec = [native._arg_spec(t) for t in argtypes]
+        if None in spec:
+            return self.python_entry()
+        self.disp.compile(argtypes)
+        cres = self.disp.overloads[argtypes]
+        ctx = cres.target_context
+        fnty = ctx.call_conv.get_function_type(cres.signature.return_type, cres.signature.args)
+        name = "pypto.launch." + hashlib.sha256(cres.fndesc.llvm_func_name.encode()).hexdigest()[:32]
+        try:
+            lib, addr = _link(ctx, fnty, cres, name, native.where(spec))
+        except Unpackable:
+            return self.python_entry()
+        return native.NativeKernel(spec, lib, addr, self.python_entry)
+
+
+def _link(ctx, fnty, cres, name: str, where: list[int]) -> tuple[Any, int]:
+    """JIT-link an entry (entry.py) calling ``cres``'s function; (its library, its address)."""
+    import llvmlite.binding as llvm
+    target = name + ".target"
+    with global_compiler_lock:
+        llvm.add_symbol(target, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+        lib = ctx.codegen().create_library(name)
+        lib.add_ir_module(entry_module(fnty, target, name, where))
+        lib.finalize()
+        return lib, lib.get_pointer_to_function(name)

@@ -9,8 +9,8 @@ Use it as a pytest plugin; each process (every xdist worker) writes its records 
 
 Start from empty caches (XDG_CACHE_HOME and NUMBA_CACHE_DIR pointing at a new directory) to see a
 cold run; a function loaded from the cache shows as a compile of almost no time. Generated modules
-are grouped by kind (pypto_k_*: kernels and their chunks, pypto_t_*: eager trampolines, pypto_ew_*:
-elementwise loops).
+are grouped by kind (pypto_k_*: kernels and their chunks, pypto_t_*: eager trampolines, now only
+eager mode's fallback, pypto_ew_*: elementwise loops).
 """
 from __future__ import annotations
 

@@ -34,6 +34,15 @@ def spread(out, m, i, f, d, flag, tup):
         out[k + 4 + e] = tup[e]
 
 
+def _bump(out, x):
+    for k in range(out.shape[0]):
+        out[k] = x[k] + 1.0
+
+
+bare = njit(**XCALLED)(_bump)                   # as a generated kernel is compiled
+with_python_entry = njit(cache=True)(_bump)
+
+
 @njit(**XCALLED)
 def fails(x):
     if x < 0:
@@ -114,3 +123,19 @@ def test_a_kernel_is_compiled_without_a_python_entry_and_launched_through_its_ow
     assert isinstance(launcher, direct.Launcher)
     assert launcher.disp.targetoptions.get("no_cpython_wrapper") is True
     assert len(launcher.overloads) == 1
+
+
+def test_a_launcher_takes_arguments_its_entry_cannot_through_the_python_entry(callee):
+    mod = __import__(callee)
+    out, x = np.zeros(3), np.arange(3.0)
+    fast = direct.Launcher(mod.bare, lambda: mod.with_python_entry)
+    fast(out, x)
+    np.testing.assert_array_equal(out, x + 1)
+    assert len(fast.overloads) == 1 and fast.bind([out, x]) is not None
+    ro = np.arange(3.0)
+    ro.flags.writeable = False                       # no word layout for a read-only array
+    out[:] = 0
+    slow = direct.Launcher(mod.bare, lambda: mod.with_python_entry)
+    slow(out, ro)
+    np.testing.assert_array_equal(out, ro + 1)
+    assert slow.bind([out, ro]) is None and slow.overloads is mod.with_python_entry.overloads

@@ -80,6 +80,7 @@ def test_every_argument_kind_reaches_the_implementation_as_numba_would_pass_it(c
 def test_an_implementation_that_raises_reports_it_and_unpackable_arguments_are_refused(callee, tmp_path):
     call = direct.entry(Call(Fn(callee, "fails"), ()), [3], str(tmp_path), Stats())
     assert call([3]) and not call([-1])          # the caller then calls through numba to raise
+    assert not call([1 << 70])                   # no int64 word holds it: numba decides
     ok = direct.entry(Call(Fn(callee, "spread"), ()), [np.zeros(4), np.zeros((1, 1)), 1, 1.0, 1.0,
                                                         False, ("a",)], str(tmp_path), Stats())
     assert ok is None                            # a tuple of strings: no word for it

@@ -10,17 +10,20 @@ ctypes, which releases the GIL like a nogil numba call.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
+import struct
 import threading
 from typing import Any, Callable
 
+import numpy as np
 from numba import typeof
 from numba._dispatcher import compute_fingerprint
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing.typeof import Purpose
 
 from . import compile as C
-from .entry import Unpackable, entry_module, words as words_of
+from .entry import Unpackable, entry_module, packable, words as words_of
 from .lib import xcall
 
 _ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
@@ -30,19 +33,25 @@ _LOCK = threading.RLock()
 
 class Direct:
     """One implementation for one tuple of argument types, called with a list of arguments;
-    returns False where the implementation raised (numba's error path: call it through numba to
-    see the exception)."""
+    returns False where the implementation raised or a value did not fit its word (call it
+    through numba then: it raises the exception, or converts the value)."""
     __slots__ = ("fn", "words", "lib")
 
     def __init__(self, fn, words: Callable[[list], bytes], lib):
         self.fn, self.words, self.lib = fn, words, lib       # lib keeps the entry's code alive
 
     def __call__(self, args: list) -> bool:
-        return self.fn(self.words(args)) == 0
+        try:
+            words = self.words(args)
+        except struct.error:          # a value its type's word cannot hold: numba converts it
+            return False
+        return self.fn(words) == 0
 
 
 def _make(disp, args: list, stats) -> Direct:
     argtypes = tuple(typeof(a, Purpose.argument) for a in args)
+    if not all(map(packable, argtypes)):
+        raise Unpackable("argument types")
     seen = {"n": len(disp.overloads), "hits": sum(disp.stats.cache_hits.values())}
     _, found = xcall._resolve(disp.typingctx, disp, argtypes)
     name, sig = xcall._register(disp, found.args)
@@ -60,10 +69,14 @@ def _make(disp, args: list, stats) -> Direct:
 
 def entry(c, args: list, cache_dir: str, stats) -> Direct | None:
     """The direct call of ``c.fn`` for these arguments' types, made on first use; None where the
-    arguments cannot be packed as words (the caller then goes through numba)."""
+    arguments cannot be packed as words (the caller then goes through numba). The key is each
+    argument's Python type and each array's numba fingerprint (dtype, rank, layout, writable):
+    a scalar or a tuple element that its word's struct format cannot hold makes the call fail
+    (Direct returns False), so the caller goes through numba for it."""
+    kinds = tuple(map(type, args))
     try:
-        key = (c.fn.module, c.fn.name, c.fn.source is not None,
-               tuple(map(compute_fingerprint, args)))
+        key = (c.fn.module, c.fn.name, c.fn.source is not None, kinds,
+               tuple([compute_fingerprint(args[i]) for i in _arrays(kinds)]))
     except (NotImplementedError, ValueError, TypeError):
         return None
     d = _ENTRIES.get(key, False)
@@ -77,8 +90,16 @@ def entry(c, args: list, cache_dir: str, stats) -> Direct | None:
                 d = _make(disp, args, stats)
             except Unpackable:
                 d = None
+            except (ValueError, TypeError, NotImplementedError):
+                return None               # a value numba cannot type (an int beyond 64 bits)
             _ENTRIES[key] = d
         return d
+
+
+@functools.lru_cache(maxsize=None)
+def _arrays(kinds: tuple) -> tuple[int, ...]:
+    return tuple(i for i, k in enumerate(kinds) if k is not int and k is not float and k is not bool
+                 and not issubclass(k, (np.generic, tuple)))
 
 
 class Launcher:

@@ -49,23 +49,31 @@ def entry_module(fnty: ir.FunctionType, target: str, entry: str,
     return mod
 
 
-_MASK = (1 << 64) - 1
-_ARRAY, _INT, _F64, _F32, _TUPLE = range(5)
+def _format(ty) -> str:
+    """The struct format of a scalar argument's word: the value itself, struct converting it
+    (a narrower int is truncated by the entry, a float32 is its bits in the low half)."""
+    from numba.core import types
+    if isinstance(ty, types.Boolean):
+        return "?7x"
+    if isinstance(ty, types.Integer):
+        return "Q" if not ty.signed else "q"
+    if ty == types.float64:
+        return "d"
+    if ty == types.float32:
+        return "f4x"
+    raise Unpackable(f"argument type {ty}")
 
 
-def _kind(ty) -> int:
+def packable(ty) -> bool:
+    """Whether ``words`` has a word layout for an argument of numba type ``ty``."""
     from numba.core import types
     if isinstance(ty, types.Array):
-        return _ARRAY
-    if isinstance(ty, (types.Boolean, types.Integer)):
-        return _INT
-    if ty == types.float64:
-        return _F64
-    if ty == types.float32:
-        return _F32
-    if isinstance(ty, types.UniTuple) and isinstance(ty.dtype, (types.Integer, types.Boolean)):
-        return _TUPLE
-    raise Unpackable(f"argument type {ty}")
+        return True
+    try:
+        _format(ty.dtype if isinstance(ty, types.UniTuple) else ty)
+    except Unpackable:
+        return False
+    return True
 
 
 def _data(a: Any) -> int:
@@ -79,26 +87,26 @@ def words(argtypes, fnty: ir.FunctionType) -> Callable[[list], bytes]:
     """A function packing a call's Python arguments as the words of an entry made for numba
     types ``argtypes`` (``fnty`` checks that the flattening agrees with numba's, scalar by
     scalar). The words are bytes, which ctypes passes as a pointer to their buffer. The packing
-    is one generated expression, a third of the time of a loop over the arguments' kinds."""
-    n, parts = 0, []
+    is one generated call of a struct made for these types, a third of the time of a loop over
+    the arguments converting each."""
+    from numba.core import types
+    n, parts, fmt = 0, [], "<"
     for k, t in enumerate(argtypes):
-        kind, a = _kind(t), f"a[{k}]"
-        if kind == _ARRAY:
+        a = f"a[{k}]"
+        if isinstance(t, types.Array):
             parts.append(f"0, 0, {a}.size, {a}.itemsize, data({a}), *{a}.shape, *{a}.strides")
+            fmt += "q" * (5 + 2 * t.ndim)
             n += 5 + 2 * t.ndim
-        elif kind == _TUPLE:
-            parts.append(", ".join(f"int({a}[{e}]) & M" for e in range(t.count)))
+        elif isinstance(t, types.UniTuple):
+            parts.append(f"*{a}")
+            fmt += _format(t.dtype) * t.count
             n += t.count
         else:
-            parts.append({_INT: f"int({a}) & M", _F64: f"f64({a})", _F32: f"f32({a})"}[kind])
+            parts.append(a)
+            fmt += _format(t)
             n += 1
     if n != len(fnty.args) - 2:
         raise Unpackable(f"{n} words for {len(fnty.args) - 2} scalars")
-    scope = {"pack": struct.Struct(f"<{n}Q").pack, "data": _data, "M": _MASK,
-             "f64": lambda x: _F64_BITS(_F64_PACK(x))[0], "f32": lambda x: _F32_BITS(_F32_PACK(x))[0]}
+    scope = {"pack": struct.Struct(fmt).pack, "data": _data}
     exec(f"def words(a):\n    return pack({', '.join(parts)})\n", scope)
     return scope["words"]
-
-
-_F64_PACK, _F64_BITS = struct.Struct("<d").pack, struct.Struct("<Q").unpack
-_F32_PACK, _F32_BITS = struct.Struct("<f").pack, struct.Struct("<I").unpack

@@ -81,6 +81,8 @@ def test_an_implementation_that_raises_reports_it_and_unpackable_arguments_are_r
     call = direct.entry(Call(Fn(callee, "fails"), ()), [3], str(tmp_path), Stats())
     assert call([3]) and not call([-1])          # the caller then calls through numba to raise
     assert not call([1 << 70])                   # no int64 word holds it: numba decides
+    same = direct.entry(Call(Fn(callee, "fails"), ()), [np.int64(4)], str(tmp_path), Stats())
+    assert same is call and same([np.int64(4)])  # another Python type, the same signature
     ok = direct.entry(Call(Fn(callee, "spread"), ()), [np.zeros(4), np.zeros((1, 1)), 1, 1.0, 1.0,
                                                         False, ("a",)], str(tmp_path), Stats())
     assert ok is None                            # a tuple of strings: no word for it

@@ -1,11 +1,13 @@
-"""Eager mode's calls of the implementations, straight into their compiled code.
+"""Calls into compiled code without numba's Python wrappers: eager mode's calls of the
+implementations (``entry``) and the launches of generated kernels (``Launcher``).
 
 Calling a numba function from Python takes a compiled Python wrapper per argument types, a numba
 compile of its own: eager mode's wrappers (trampolines) were 541 of a cold quick tier's compiles
-(7 % of its compiling, 18 % in the two largest conformance files). Here the implementation is compiled (or loaded from numba's cache) exactly as for a
-kernel (lib/xcall.py), and a ten-instruction LLVM entry (entry.py) is JIT-linked per argument
-types, with no numba typing or lowering; a call packs its arguments as words and goes through
-ctypes, which releases the GIL like a nogil numba call.
+(7 % of its compiling, 18 % in the two largest conformance files). Here the implementation is
+compiled (or loaded from numba's cache) exactly as for a kernel (lib/xcall.py), and a
+ten-instruction LLVM entry (entry.py) is JIT-linked per signature, with no numba typing or
+lowering; a call packs its arguments as words and goes through ctypes, which releases the GIL
+like a nogil numba call.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from .lib import xcall
 
 _ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 _ENTRIES: dict[tuple, "Direct | None"] = {}
+_BY_SIGNATURE: dict[str, "Direct"] = {}      # xcall symbol -> its entry: one per signature
 _LOCK = threading.RLock()
 
 
@@ -56,6 +59,9 @@ def _make(disp, args: list, stats) -> Direct:
     _, found = xcall._resolve(disp.typingctx, disp, argtypes)
     name, sig = xcall._register(disp, found.args)
     C.count_new_specialisations(disp, seen, stats)
+    made = _BY_SIGNATURE.get(name)       # arguments of other Python types, the same signature
+    if made is not None:
+        return made
     ctx = disp.targetctx
     fnty = ctx.call_conv.get_function_type(sig.return_type, sig.args)
     words = words_of(sig.args, fnty)
@@ -64,7 +70,8 @@ def _make(disp, args: list, stats) -> Direct:
         lib = ctx.codegen().create_library(entry)
         lib.add_ir_module(entry_module(fnty, name, entry))
         lib.finalize()
-        return Direct(_ENTRY(lib.get_pointer_to_function(entry)), words, lib)
+        made = _BY_SIGNATURE[name] = Direct(_ENTRY(lib.get_pointer_to_function(entry)), words, lib)
+    return made
 
 
 def entry(c, args: list, cache_dir: str, stats) -> Direct | None:

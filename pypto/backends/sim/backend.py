@@ -332,9 +332,9 @@ class SimBackend(Backend):
             rec.reset(strict)
             self._count_launch()
             onchip.poison(spaces)
-            if bound[0] is None and hasattr(fn, "bind"):   # the entry's words, packed once:
-                bound[0] = fn.bind(args) or False          # the same arrays come back each time
-            if not bound[0] or bound[0]() != 0:            # (checked above) and no scalar changes
+            if bound[0] is None:              # the entry's words, packed once: the same arrays
+                bound[0] = fn.bind(args) or False     # come back (checked above), no scalar changes
+            if not bound[0] or bound[0]() != 0:
                 fn(*args)                     # numba's entry, or what the kernel raised
             if rec.err[0] != 0:
                 rec.err[E.BLOCK] = 0

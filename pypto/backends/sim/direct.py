@@ -60,17 +60,11 @@ def _make(disp, args: list, stats) -> Direct:
     name, sig = xcall._register(disp, found.args)
     C.count_new_specialisations(disp, seen, stats)
     made = _BY_SIGNATURE.get(name)       # arguments of other Python types, the same signature
-    if made is not None:
-        return made
-    ctx = disp.targetctx
-    fnty = ctx.call_conv.get_function_type(sig.return_type, sig.args)
-    words = words_of(sig.args, fnty)
-    entry = "pypto.direct." + hashlib.sha256(name.encode()).hexdigest()[:32]
-    with global_compiler_lock:
-        lib = ctx.codegen().create_library(entry)
-        lib.add_ir_module(entry_module(fnty, name, entry))
-        lib.finalize()
-        made = _BY_SIGNATURE[name] = Direct(_ENTRY(lib.get_pointer_to_function(entry)), words, lib)
+    if made is None:
+        fnty = disp.targetctx.call_conv.get_function_type(sig.return_type, sig.args)
+        words = words_of(sig.args, fnty)
+        lib, addr = _link(disp.targetctx, fnty, name)
+        made = _BY_SIGNATURE[name] = Direct(_ENTRY(addr), words, lib)
     return made
 
 
@@ -150,13 +144,11 @@ class Launcher:
         spec = [native._arg_spec(t) for t in argtypes]
         if None in spec:
             return self._python()
-        self.disp.compile(argtypes)
-        cres = self.disp.overloads[argtypes]
-        ctx = cres.target_context
-        fnty = ctx.call_conv.get_function_type(cres.signature.return_type, cres.signature.args)
-        name = "pypto.launch." + hashlib.sha256(cres.fndesc.llvm_func_name.encode()).hexdigest()[:32]
+        name, sig = xcall._register(self.disp, argtypes)     # compiled, its symbol exported
+        ctx = self.disp.targetctx
+        fnty = ctx.call_conv.get_function_type(sig.return_type, sig.args)
         try:
-            lib, addr = _link(ctx, fnty, cres, name, native.where(spec))
+            lib, addr = _link(ctx, fnty, name, native.where(spec))
         except Unpackable:
             return self._python()
         return native.NativeKernel(spec, lib, addr, self.python_entry)
@@ -166,12 +158,11 @@ class Launcher:
         return self._counted
 
 
-def _link(ctx, fnty, cres, name: str, where: list[int]) -> tuple[Any, int]:
-    """JIT-link an entry (entry.py) calling ``cres``'s function; (its library, its address)."""
-    import llvmlite.binding as llvm
-    target = name + ".target"
+def _link(ctx, fnty, target: str, where: list[int] | None = None) -> tuple[Any, int]:
+    """JIT-link an entry (entry.py) calling the exported symbol ``target``; (its library, its
+    address)."""
+    name = "pypto.entry." + hashlib.sha256(target.encode()).hexdigest()[:32]
     with global_compiler_lock:
-        llvm.add_symbol(target, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
         lib = ctx.codegen().create_library(name)
         lib.add_ir_module(entry_module(fnty, target, name, where))
         lib.finalize()

@@ -17,7 +17,6 @@ import glob
 import hashlib
 import importlib.util
 import json
-import operator
 import os
 import struct
 import sys
@@ -25,7 +24,7 @@ import tempfile
 import threading
 import time
 import weakref
-from operator import contains, is_
+from operator import contains, is_, itemgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -195,24 +194,27 @@ def layout(spec: list) -> tuple[list[int], int]:
         for i, s in enumerate(spec):
             if s[0] == want:
                 at[i] = n
-                n += 5 + 2 * s[2] if want == "a" else 1
+                n += _size(s)
     return at, n
+
+
+def _size(s: list) -> int:
+    return 5 + 2 * s[2] if s[0] == "a" else 1
 
 
 def where(spec: list) -> list[int]:
     """The word of each flattened argument scalar (entry.entry_module's ``where``)."""
     at, _ = layout(spec)
-    return [at[i] + k for i, s in enumerate(spec) for k in range(5 + 2 * s[2] if s[0] == "a" else 1)]
+    return [at[i] + k for i, s in enumerate(spec) for k in range(_size(s))]
 
 
-def _wrapper(cres) -> bytes:
-    """Object code of the kernel's entry: one pointer to its arguments as 64-bit words
-    (entry.py, laid out by ``layout``)."""
+def _wrapper(cres, spec: list) -> bytes:
+    """Object code of the kernel's entry: one pointer to its arguments (``spec``, each
+    ``_arg_spec``) as 64-bit words (entry.py, laid out by ``layout``)."""
     import llvmlite.binding as llvm
     from .entry import Unpackable, entry_module
     ctx = cres.target_context
     fnty = ctx.call_conv.get_function_type(cres.signature.return_type, cres.signature.args)
-    spec = [_arg_spec(t) for t in cres.signature.args]
     try:
         mod = entry_module(fnty, cres.fndesc.llvm_func_name, ENTRY, where(spec))
     except Unpackable as e:
@@ -284,7 +286,7 @@ def save(cache_dir: str, key: str, fn, gen) -> None:
         objects, undefined = _collect(cres)
         from numba.core.compiler_lock import global_compiler_lock
         with global_compiler_lock:           # llvmlite's LLVM context is numba's too
-            entry = _wrapper(cres)
+            entry = _wrapper(cres, args)
         syms = symbols(entry)
         objects.append(Obj(entry, sorted(syms[0]), sorted(syms[1]), {}))
         blobs = [o.data for o in objects]
@@ -574,7 +576,7 @@ def _getter(idx: list[int]) -> Callable[[tuple], tuple]:
     if len(idx) == 1:
         i = idx[0]
         return lambda args: (args[i],)
-    return operator.itemgetter(*idx)
+    return itemgetter(*idx)
 
 
 _deref = weakref.ref.__call__

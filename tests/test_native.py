@@ -60,6 +60,8 @@ try:
 except pypto.PtoError as e:
     print("FAULT", str(e).replace("\n", " | "))
 print("NATIVE", native.LOADS)
+prog = next(p for ir in k._traces.values() for p in ir.programs.values())
+print("SOURCE", hashlib.sha256(prog.artifact.gen.source.encode()).hexdigest())
 """
 
 
@@ -81,6 +83,8 @@ def test_a_later_process_launches_natively_with_the_same_results_and_faults(tmp_
     assert _line(first, "EXP") == _line(second, "EXP")          # bit for bit
     assert "9, 16): outside the tile" in _line(first, "FAULT")
     assert _line(first, "FAULT") == _line(second, "FAULT")
+    # a natively loaded kernel still shows its generated source (a warm cache once broke this)
+    assert _line(first, "SOURCE") == _line(second, "SOURCE")
     saved = [f for f in os.listdir(tmp_path / "k" / "native") if f.endswith(".json")]
     assert len(saved) == 2
 

@@ -34,20 +34,27 @@ from .options import SimOptions
 
 
 class _NativeGen:
-    """What a launch needs of a Generated module, as native.py saved it; the sites (for a fault's
-    message) are generated again only when a fault needs them."""
+    """What a launch needs of a Generated module, as native.py saved it; the rest (the sites for
+    a fault's message, the source for a reader) is generated again only when asked for."""
 
     def __init__(self, meta: dict, make: Callable[[], Any]):
         self.params, self.spaces = meta["params"], meta["spaces"]
         self.shape_vars = [tuple(v) for v in meta["shape_vars"]]
         self.space_params = [tuple(v) for v in meta["space_params"]]
-        self._make, self._sites = make, None
+        self._make, self._gen = make, None
+
+    def _generated(self):
+        if self._gen is None:
+            self._gen = self._make()
+        return self._gen
 
     @property
     def sites(self) -> list:
-        if self._sites is None:
-            self._sites = self._make().sites
-        return self._sites
+        return self._generated().sites
+
+    @property
+    def source(self) -> str:
+        return self._generated().source
 
 
 class _BlockQueue:

@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 
 _stack: list[list[float]] = []
-_records: list[tuple[str, float, float]] = []
+_records: list[tuple[str, float, float, str]] = []
 
 
 def _name(dispatcher) -> str:
@@ -55,7 +55,8 @@ def _install(out: str) -> None:
             if _stack:
                 _stack[-1][1] += took
             d = ev.data["dispatcher"]
-            _records.append((_name(d), took - nested, _inlining(d, ev.data["args"])))
+            args = ev.data["args"]
+            _records.append((_name(d), took - nested, _inlining(d, args), repr(tuple(args))))
 
     event.register("numba:compile", Listener())
     atexit.register(lambda: _write(out))
@@ -77,13 +78,17 @@ _GENERATED = [(re.compile(r"pypto_(ew|ar)_\w+?:"), r"pypto_\1_*:"),
 
 def report(prefix: str, top: int) -> None:
     recs = []
+    seen: defaultdict[tuple[str, str], set] = defaultdict(set)
     for path in glob.glob(prefix + ".*.json"):
         with open(path) as fh:
-            recs += json.load(fh)
+            mine = json.load(fh)
+        recs += mine
+        for name, took, _inl, sig in mine:
+            seen[name, sig].add(path)
     own: defaultdict[str, float] = defaultdict(float)
     inl: defaultdict[str, float] = defaultdict(float)
     count: Counter = Counter()
-    for name, took, inlining in recs:
+    for name, took, inlining, _sig in recs:
         for pat, rep in _GENERATED:
             name = pat.sub(rep, name)
         own[name] += took
@@ -91,6 +96,9 @@ def report(prefix: str, top: int) -> None:
         count[name] += 1
     print(f"{len(recs)} compiles, {sum(own.values()):.0f} s of compiling, "
           f"{sum(inl.values()):.0f} s of it numba's IR inlining")
+    again = [(name, took) for name, took, _inl, sig in recs if len(seen[name, sig]) > 1]
+    print(f"compiled in more than one process: {len(again)} compiles, "
+          f"{sum(t for _n, t in again):.0f} s (the same function and argument types)")
     print(f"{'own s':>8} {'inlining':>8} {'count':>6}  function")
     for name, t in sorted(own.items(), key=lambda x: -x[1])[:top]:
         print(f"{t:8.1f} {inl[name]:8.1f} {count[name]:6d}  {name}")

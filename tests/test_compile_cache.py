@@ -290,3 +290,37 @@ def test_a_cache_entry_holding_another_signatures_code_is_a_miss(tmp_path):
     again = run()
     assert again.returncode == 0, again.stderr
     assert again.stdout.split("\n")[:2] == ["[1, 3, 5]", "[1.0, 3.0, 5.0]"]
+
+
+RACE = """
+import os, sys, time
+import pypto.backends.sim.compile            # pypto's cache rules
+sys.path.insert(0, sys.argv[1])
+import pypto_race_mod as m
+open(os.path.join(sys.argv[1], sys.argv[2]), "w").close()
+while not all(os.path.exists(os.path.join(sys.argv[1], n)) for n in "ab"):
+    time.sleep(0.002)
+print(m.f(3), sum(m.f.stats.cache_misses.values()), sum(m.f.stats.cache_hits.values()))
+"""
+
+
+def test_two_processes_needing_one_function_at_once_compile_it_once(tmp_path):
+    """Two pytest-xdist workers reaching the same uncached function together each compiled it
+    (both missed the cache, then both saved). Now the second waits for the first's compile and
+    loads it. The processes start the call together, and the function takes over a second to
+    compile, so without the lock both miss."""
+    body = "".join(f"    x = (x * {i % 7 + 2} + {i}) % 1000003\n" for i in range(250))
+    (tmp_path / "pypto_race_mod.py").write_text(
+        "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n" + body + "    return x\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(tmp_path), name], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name in "ab"]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _out, err in outs]
+    x = 3
+    for i in range(250):
+        x = (x * (i % 7 + 2) + i) % 1000003
+    results = sorted(tuple(int(v) for v in out.split()) for out, _err in outs)
+    assert [r[0] for r in results] == [x, x]
+    assert [r[1:] for r in results] == [(0, 1), (1, 0)]      # one compile, one load

@@ -5,7 +5,6 @@ Thread-safe: launches from several threads may ask for the same module at once.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -17,10 +16,9 @@ import threading
 
 import numba
 from numba.core import event
-from numba.core.typing.templates import Signature
 
 from ...errors import ConfigError, PtoError
-from . import native
+from . import native, numba_cache
 from .options import source_hash
 
 _LOADED: dict[str, object] = {}
@@ -111,102 +109,7 @@ class _GcPausedWhileCompiling(event.Listener):
 event.register("numba:compile", _GcPausedWhileCompiling())
 
 
-def _cache_rules() -> None:
-    """numba's on-disk cache raises on a truncated or garbled index or data file (a disk that
-    filled up, a process killed mid-write, a user's edit); pypto treats such an entry as a miss,
-    so the function is compiled again and the entry rewritten. So is an entry whose code is for
-    another signature (_holds_signature), and saves hold a lock between processes."""
-    from numba.core.caching import IndexDataCacheFile as F
-    if getattr(F, "_pypto_tolerant", False):
-        return
-    load_index, load = F._load_index, F.load
-
-    def _load_index(self):
-        try:
-            return load_index(self)
-        except Exception:  # noqa: BLE001 - any damage: an empty index, rewritten on save
-            return {}
-
-    def _load(self, key):
-        try:
-            data = load(self, key)
-        except Exception:  # noqa: BLE001 - a data file that does not unpickle: compile again
-            return None
-        return data if _holds_signature(data, key) else None
-
-    save = F.save
-
-    def _save(self, key, data):
-        with _index_lock(self._index_path):
-            save(self, key, data)
-
-    F._load_index, F.load, F.save, F._pypto_tolerant = _load_index, _load, _save, True
-
-
-def _holds_signature(data, key) -> bool:
-    """Whether a cache entry's compiled code is for the signature its index key names. numba
-    picks a new entry's data file name from the index it read, so two processes adding
-    specialisations of one function at once (pytest-xdist workers, two users' runs) could give
-    two signatures one file name and leave one signature's index entry naming the other's code:
-    calling that code with the wrong argument types corrupted memory."""
-    if not isinstance(data, tuple) or not isinstance(key, tuple) or not key:
-        return True
-    sig = next((x for x in data if isinstance(x, Signature)), None)
-    return sig is None or tuple(sig.args) == tuple(key[0])
-
-
-try:
-    import fcntl
-except ImportError:          # Windows: no advisory locks; the load-side check above still holds
-    fcntl = None
-
-
-@contextlib.contextmanager
-def _index_lock(index_path: str):
-    """An exclusive lock between processes over one function's cache index and data files, held
-    while numba reads the index, picks a data file name, and writes both."""
-    try:
-        fd = None if fcntl is None else os.open(index_path + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:          # an unwritable cache: numba's own save fails and says so
-        fd = None
-    try:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-_cache_rules()
-
-
-def _cached_loads_skip_the_registries() -> None:
-    """numba refreshes its whole target before each load from its disk cache; the first refresh
-    imports and installs every typing and lowering registry, which only compiling needs (0.1 s
-    of a second process's first launch: 0.35 -> 0.25 s). pypto's own functions (the sim library,
-    the units, the generated modules) load with just numba's runtime initialised; compiling still
-    refreshes (numba's compiler does so itself), and every other function loads as numba loads it.
-    Without the private methods this relies on, numba's own path runs unchanged."""
-    from numba.core.caching import Cache
-    from numba.core.runtime import rtsys
-    if getattr(Cache, "_pypto_quick", False) or not all(
-            hasattr(Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors")):
-        return
-    full = Cache.load_overload
-
-    def load_overload(self, sig, target_context):
-        if not getattr(getattr(self, "_py_func", None), "__module__", "").startswith("pypto"):
-            return full(self, sig, target_context)
-        rtsys.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-        return None          # the guard swallowed an I/O error: a miss, as in numba's own path
-
-    Cache.load_overload, Cache._pypto_quick = load_overload, True
-
-
-_cached_loads_skip_the_registries()
+numba_cache.install()
 native.keep_object_code()
 
 

@@ -273,3 +273,29 @@ def test_poison_follows_uninit_byte(fresh, mode):
     got = _u32(z.numpy())
     assert (got[8:, 20:] == 0x7F7F7F7F).all()
     np.testing.assert_array_equal(got[8:, :20], _u32(xh)[8:, :20])
+
+
+def test_a_module_another_thread_is_importing_is_waited_for(tmp_path, monkeypatch):
+    """Defect (the reliability soak, 8 threads): resolving an implementation took its module from
+    sys.modules while another thread was still importing it, and found the function missing
+    ("partially initialized module ... has no attribute 'tload_lines'")."""
+    import sys
+    import threading
+
+    from pypto.backends.sim import compile as C
+    from pypto.backends.sim.lowering import Fn
+
+    (tmp_path / "pypto_slow_import.py").write_text(
+        "import time\ntime.sleep(1.0)\n\n\ndef f():\n    return 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "pypto_slow_import", raising=False)
+    importer = threading.Thread(target=__import__, args=("pypto_slow_import",))
+    importer.start()
+    while "pypto_slow_import" not in sys.modules:
+        pass
+    try:
+        _name, f = C.resolve(Fn("pypto_slow_import", "f"), str(tmp_path / "cache"))
+        assert f() == 7
+    finally:
+        importer.join()
+        sys.modules.pop("pypto_slow_import", None)

@@ -190,7 +190,7 @@ def load_module(source: str, cache_dir: str, prefix: str):
 def resolve(fn, cache_dir: str):
     """(module name, function) of a lowering's Fn, generating its module first if it has one."""
     if fn.source is None:
-        mod = sys.modules.get(fn.module) or importlib.import_module(fn.module)
+        mod = importlib.import_module(fn.module)     # waits while another thread imports it
         return fn.module, getattr(mod, fn.name)
     mod = load_module(fn.source, cache_dir, fn.module)
     return mod.__name__, getattr(mod, fn.name)

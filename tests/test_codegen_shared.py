@@ -48,3 +48,28 @@ def test_a_repeated_tail_expression_is_computed_once_and_the_result_is_unchanged
             assert len(shared) == len(set(ln.split(" = ", 1)[1] for ln in shared))
     finally:
         pypto.finalize()
+
+
+def test_an_index_expression_is_walked_once_per_node():
+    """codegen.expr finds an operand's purity in the walk that writes it: asking again at every
+    level (as it once did) walked a depth-d expression d^2/2 times."""
+    from pypto.backends.sim import codegen
+    from pypto.ir.nodes import BinOp, Var
+
+    reads = []
+
+    class Counted(BinOp):
+        def __getattribute__(self, name):
+            if name == "lhs":
+                reads.append(1)
+            return object.__getattribute__(self, name)
+
+    depth = 200
+    x = Var("n", "shape")
+    for i in range(depth):
+        x = Counted("floordiv" if i % 2 else "+", x, i + 1)
+    names = {}
+    src = codegen.expr(x, lambda s: names.setdefault(s, f"_e{len(names)}"))
+    assert len(reads) <= 2 * depth
+    # the same expression, written without the counter, by the same rules: every floordiv is bound
+    assert src.startswith("_e") and len(names) == depth // 2

@@ -52,44 +52,43 @@ _SHARED = ("floordiv", "floormod", "min", "max")     # worth computing once: num
 _MUTABLE = ("valid",)                               # Var kinds a kernel reassigns
 
 
-def _pure(x) -> bool:
-    """Whether x's value is fixed for the rest of its scope (no GM read, result or valid size)."""
-    if isinstance(x, BinOp):
-        return _pure(x.lhs) and _pure(x.rhs)
-    if isinstance(x, Var):
-        return x.kind not in _MUTABLE
-    return not isinstance(x, (GmLoad, Returned))
-
-
 def expr(x, bind=None) -> str:
     """Python source of an index expression; ints are int64 so a new value never re-specialises.
     ``bind(source)`` (if given) names each pure floordiv / floormod / min / max once, so an index
     repeated across a kernel's statements is typed and lowered once."""
+    return _expr(x, bind)[0]
+
+
+def _expr(x, bind) -> tuple[str, bool]:
+    """(source, pure): pure when x's value is fixed for the rest of its scope (no GM read, result
+    or valid size), found in the same walk so a deep expression costs linear time."""
     if isinstance(x, Returned):
-        return f"tr[{x.slot}]"
+        return f"tr[{x.slot}]", False
     if isinstance(x, Var):
-        return {"scalar": f"s_{x.name}", "shape": f"n_{x.name}"}.get(x.kind, x.name)
+        return {"scalar": f"s_{x.name}", "shape": f"n_{x.name}"}.get(x.kind, x.name), \
+            x.kind not in _MUTABLE
     if isinstance(x, GmLoad):
         dt = x.view.tensor.dtype
         el = f"g{x.view.tensor.index}[{expr(x.view.offset, bind)}]"
         if dt.is_float:
             return {"f16": f"np.float64(_gf16({el}))", "bf16": f"np.float64(_gbf16({el}))"}.get(
-                dt.short, f"np.float64({el})")
-        return f"np.int64({el})"
+                dt.short, f"np.float64({el})"), False
+        return f"np.int64({el})", False
     if isinstance(x, BinOp):
-        lhs, rhs = expr(x.lhs, bind), expr(x.rhs, bind)
+        (lhs, lpure), (rhs, rpure) = _expr(x.lhs, bind), _expr(x.rhs, bind)
+        pure = lpure and rpure
         if x.op in ("min", "max"):
             src = f"{x.op}({lhs}, {rhs})"
         elif x.op in COMPARE_OPS:
-            return f"np.int64({lhs} {x.op} {rhs})"
+            return f"np.int64({lhs} {x.op} {rhs})", pure
         else:
             src = f"({lhs} {_PY_OPS[x.op]} {rhs})"
-        return bind(src) if bind is not None and x.op in _SHARED and _pure(x) else src
+        return (bind(src) if bind is not None and x.op in _SHARED and pure else src), pure
     if isinstance(x, bool):
-        return repr(x)
+        return repr(x), True
     if isinstance(x, float):
-        return f"float('{x}')" if not math.isfinite(x) else repr(x)
-    return f"np.int64({int(x)})"
+        return (f"float('{x}')" if not math.isfinite(x) else repr(x)), True
+    return f"np.int64({int(x)})", True
 
 
 @dataclass

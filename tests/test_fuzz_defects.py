@@ -179,6 +179,16 @@ def test_assert_close_on_arguments_that_are_not_numbers(args, kw):
     raises(pypto.PtoError, assert_close, *args, **kw)
 
 
+@pytest.mark.parametrize("args,kw", [
+    (([False, False], [False, False]), {"dtype": "g"}),       # found by the fuzzer: numpy's 'u16'
+    ((np.ones(2, np.longdouble), np.ones(2, np.longdouble)), {}),
+])
+def test_assert_close_in_a_float_wider_than_64_bits_is_a_dtype_error(args, kw):
+    from pypto.testing import assert_close
+    e = raises(E.DTypeError, assert_close, *args, **kw)
+    assert "float64" in str(e)
+
+
 def test_shapes_that_are_mappings_or_sets_or_too_large():
     raises(E.ShapeError, pypto.zeros, {1: 2})             # was shape (1,): the dict's keys
     raises(E.ShapeError, pypto.empty, {3})

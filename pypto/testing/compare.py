@@ -51,6 +51,10 @@ def assert_close(actual: Any, expected: Any, *, dtype: Any = None, ulp: int | No
         raise DTypeError(f"assert_close: dtype {dtype!r} is not a real number type",
                            rule="the tolerance is counted in the units of a real number type",
                            fix="pass dtype=pypto.float32 (or another PTO or numpy number type)")
+    if dt.itemsize > 8:
+        raise DTypeError(f"assert_close: dtype {dt} is wider than 64 bits",
+                         rule="ULP distances are counted on bit patterns of at most 64 bits",
+                         fix="pass dtype=np.float64 (ULPs of float64), or cast both sides to it")
     if a.shape != e.shape:
         raise MismatchError(f"{what or 'assert_close'}: shapes differ: actual {a.shape}, expected {e.shape}",
                             rule="assert_close compares element by element",

@@ -155,10 +155,11 @@ def _one_compile_across_processes() -> None:
     def compile(self, sig):
         try:
             return compile_(self, sig)
-        finally:
-            fd = _held.pop((id(self._cache), str(sig)), None)
-            if fd is not None:
-                os.close(fd)
+        finally:                 # typing calls compile for every call it resolves: keep it cheap
+            if _held:
+                fd = _held.pop((id(self._cache), str(sig)), None)
+                if fd is not None:
+                    os.close(fd)
 
     Cache.load_overload, Dispatcher.compile = load_overload, compile
     Cache._pypto_one_compile = True

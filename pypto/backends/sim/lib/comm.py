@@ -31,9 +31,10 @@ SPIN = 100                              # polls before TWAIT starts sleeping bet
 
 # -- Python side ----------------------------------------------------------------------------------
 def _run(err, fn, *args) -> None:
-    """Run one instruction; park its error and record the ticket."""
+    """Run one instruction (its scalars, the last argument, as a list); park its error and record
+    the ticket."""
     try:
-        fn(*args)
+        fn(*args[:-1], args[-1].tolist())
     except PtoError as e:
         err[0] = E.COMM
         err[1] = keep_error(e)
@@ -287,40 +288,33 @@ def _tiles(p, play, q, qlay, pr, pc, qr, qc, two):
 
 
 def _tput(d_gm, s_gm, p, play, q, qlay, v):
-    v = v.tolist()
     tput_py(_view(d_gm, v, 0), _view(s_gm, v, 12), v[11], _tiles(p, play, q, qlay, *v[23:28]),
             bool(v[28]), bool(v[29]), v[30])
 
 
 def _tget(d_gm, s_gm, p, play, q, qlay, v):
-    v = v.tolist()
     tget_py(_view(d_gm, v, 0), _view(s_gm, v, 11), v[22], _tiles(p, play, q, qlay, *v[23:28]),
             bool(v[28]))
 
 
 def _tnotify(g, v):
-    v = v.tolist()
     tnotify_py(_view(g, v, 0), v[11], v[12], bool(v[13]))
 
 
 def _twait(g, v):
-    v = v.tolist()
     twait_py(_view(g, v, 0), v[11], v[12])
 
 
 def _ttest(g, result, v):
-    v = v.tolist()
     ttest_py(_view(g, v, 0), v[11], v[12], result)
 
 
 def _collective(g_gm, x_gm, p, play, q, qlay, v):
-    v = v.tolist()
     _COLLECTIVES[v[0]](_view(g_gm, v, 1), v[12], v[13], _view(x_gm, v, 14),
                        _tiles(p, play, q, qlay, *v[25:30]), bool(v[30]))
 
 
 def _treduce(g_gm, x_gm, a, alay, r, rlay, q, qlay, v):
-    v = v.tolist()
     treduce_py(_view(g_gm, v, 0), v[11], v[12], _view(x_gm, v, 13), (a, v[24], v[25], alay),
                (r, v[26], v[27], rlay), (q, v[28], v[29], qlay), bool(v[30]), bool(v[31]), v[32],
                v[33])

@@ -306,3 +306,18 @@ def test_a_global_tensor_without_sequences_of_integers_is_a_shape_error(mode, sh
         pto.GlobalTensor(x, shape, stride)
 
     raises(E.PtoError, k, pypto.zeros((8, 8), pypto.float32))
+
+
+def test_e4m3_nan_keeps_its_sign_without_llvm_optimisation(tmp_path):
+    """`-nan` flips the sign bit only once LLVM optimises; at NUMBA_OPT=0 TCVT e4m3 -> f32 gave
+    0x7fc00000 for the NaN 0xff. Compared with ml_dtypes' decoding of both NaN bytes."""
+    code = ("import numpy as np\n"
+            "from pypto.backends.sim.lib.convert import _e4m3_to_f64\n"
+            "print(*(int(np.float64(_e4m3_to_f64(np.int64(b))).view(np.uint64)) >> 63"
+            " for b in (0x7F, 0xFF)))\n")
+    env = dict(os.environ, NUMBA_OPT="0", NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    want = [int(np.float64(np.array([b], np.uint8).view(ml_dtypes.float8_e4m3fn)[0]).view(np.uint64)) >> 63
+            for b in (0x7F, 0xFF)]
+    assert want == [0, 1]
+    assert [int(s) for s in out.stdout.split()] == want

@@ -78,7 +78,7 @@ from numba.core import errors
 from numba.extending import overload
 
 from ....dtypes import HIF8_CLASSES, HIF8_INF, HIF8_MAX, HIF8_NAN, HIF8_VALUES
-from .floatbits import bf16_to_f32, bits_f32, f16_to_f32, f32_bits, f64_bits
+from .floatbits import bf16_to_f32, bits_f32, bits_f64, f16_to_f32, f32_bits, f64_bits
 from .codes import (BF16, CAST_CEIL, CAST_FLOOR, CAST_NONE, CAST_ODD, CAST_RINT, CAST_ROUND, CAST_TRUNC,
                     CODES, E4M3, E5M2, E8M0, F16, F32, HIF8, I8, I16, I32, I64, RMODES, SAT_CLAMP,
                     SAT_WRAP, U8, U16, U32)
@@ -170,8 +170,9 @@ def _e4m3_to_f64(b):
     e = (b >> 3) & 15
     m = b & 7
     if e == 15 and m == 7:
-        v = np.float64(np.nan)
-    elif e == 0:
+        # from bits: `-nan` flips the sign only once LLVM optimises (not at NUMBA_OPT=0)
+        return bits_f64((np.int64(neg) << 63) | np.int64(0x7FF8000000000000))
+    if e == 0:
         v = np.float64(m) * 0.001953125        # m * 2**-9
     else:
         v = np.float64(bits_f32(((e + 120) << 23) | (m << 20)))

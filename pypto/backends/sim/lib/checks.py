@@ -3,7 +3,7 @@ addresses, runtime scalars); each writes the error record and leaves everything 
 from numba import njit
 
 from ... import errcodes as E
-from .jit import LIB
+from .jit import INLINE, LIB
 from .plain import plain_calls
 
 _J = LIB
@@ -82,6 +82,10 @@ def covers(k, svr, svc, dvr, dvc, err):
         err[5] = dvc
         return False
     return True
+
+
+# the elementwise templates' copy: a tiny function's own compile is mostly numba's fixed cost
+covers_inlined = njit(**INLINE)(covers.py_func)
 
 
 @plain_calls

@@ -315,10 +315,20 @@ def _pad_dir(t: TileVar, v: GmView, mode: int) -> int:
     return PAD_ROWS if mode == ROW else PAD_COLS
 
 
-def _mover(name: str, t: TileVar) -> L.Fn:
+def _consecutive(v: GmView, mode: int) -> bool:
+    """Whether an unboxed tile's lines are consecutive in GM: the view's stride along them (ROW:
+    its last axis, COL: its fourth) is the constant 1, as in most kernels."""
+    stride = v.strides[4] if mode == ROW else v.strides[3]
+    return type(stride) is int and stride == 1
+
+
+def _mover(name: str, t: TileVar, rows: bool = False) -> L.Fn:
     """lib/memory.py's ``name`` for a boxed tile (through copy_runs), its ``_lines`` form for an
-    unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile)."""
-    return L.lib(f"memory.{name}" if t.type.slayout != "NoneBox" else f"memory.{name}_lines")
+    unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile), and its
+    ``_rows`` form where those lines are consecutive in GM (``rows``; a smaller compile again)."""
+    if t.type.slayout != "NoneBox":
+        return L.lib(f"memory.{name}")
+    return L.lib(f"memory.{name}_rows" if rows else f"memory.{name}_lines")
 
 
 def lower_tload(node, soc) -> list[L.Call]:
@@ -326,7 +336,11 @@ def lower_tload(node, soc) -> list[L.Call]:
     ty = t.type
     mode = transfer_mode(node, soc)
     boxed = ty.slayout != "NoneBox"
-    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(_pad_dir(t, v, mode)),
+    pad = _pad_dir(t, v, mode)
+    if not boxed and pad == NO_PAD and _consecutive(v, mode):
+        args = (L.tile(t), L.lit(mode)) + L.view(v) + (L.err(),)
+        return L.bounds(v) + [L.Call(_mover("tload", t, rows=True), args)]
+    args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(pad),
             L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
         + L.view(v) + (L.err(),)
     return L.bounds(v) + [L.Call(_mover("tload", t), args)]
@@ -348,7 +362,7 @@ def lower_tstore(node, soc) -> list[L.Call]:
                                     fix="store a Vec tile")
         fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
         return L.bounds(v) + [L.Call(L.lib(fn), args)]
-    return L.bounds(v) + [L.Call(_mover("tstore", t), args)]
+    return L.bounds(v) + [L.Call(_mover("tstore", t, rows=_consecutive(v, mode)), args)]
 
 
 def emit_tstore(node, soc, cx) -> str:

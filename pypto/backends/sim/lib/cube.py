@@ -21,7 +21,7 @@ from numba import njit
 from ... import errcodes as E
 from .checks import in_range
 from .convert import BF16, F16, F32, decode, encode
-from .floatbits import bf16_to_f32, bits_f32, f16_widen
+from .floatbits import bf16_to_f32, bits_f32, f16_widen, f16_widen_run
 from .layout import copy_runs, offset, parts, strided
 from .memory import _check, _rc, tstore
 from .plain import plain_calls
@@ -65,20 +65,17 @@ def _f16_boxes_fit(lay, rows, cols, transposed):
 @plain_calls
 @njit(**_J)
 def _f16_boxes(src, lay, rows, cols, transposed):
-    """_dense32 of f16 in one pass, box by box: each run of 16 widens into place (two vector
-    conversions)."""
-    m, brs, bcs = np.uint64(lay[0]), lay[2], lay[3]     # m == 16, but not a literal: the loop
-    dr, dc = (cols, rows) if transposed else (rows, cols)   # over y stays one vector loop (a
-    out = np.empty(dr * dc, np.float32)                      # literal 16 unrolls into scalar
-    for bi in range(rows // 16):                             # conversions, 10x slower)
+    """_dense32 of f16 in one pass, box by box: each run of 16 widens into place (one vector
+    conversion, f16_widen_run)."""
+    brs, bcs = lay[2], lay[3]
+    dr, dc = (cols, rows) if transposed else (rows, cols)
+    out = np.empty(dr * dc, np.float32)
+    for bi in range(rows // 16):
         for bj in range(cols // 16):
-            base = np.uint64(bi * brs + bj * bcs)
+            base = bi * brs + bj * bcs
             for x in range(16):                       # the box's run x: 16 of a dense row
-                o = np.uint64((bj * 16 + x) * dc + bi * 16 if transposed else
-                              (bi * 16 + x) * dc + bj * 16)
-                b = base + np.uint64(x * 16)
-                for y in range(m):
-                    out[o + y] = f16_widen(np.uint16(src[b + y]))
+                o = (bj * 16 + x) * dc + bi * 16 if transposed else (bi * 16 + x) * dc + bj * 16
+                f16_widen_run(out, o, src, base + x * 16)
     return out.reshape(dr, dc)
 
 

@@ -197,6 +197,43 @@ def f16_widen(typingctx, h):
     return sig, codegen
 
 
+def _widen_run_soft(dst, d, src, s):
+    for x in range(16):
+        dst[d + x] = f16_widen(np.uint16(src[s + x]))
+
+
+@intrinsic
+def f16_widen_run(typingctx, dst, d, src, s):
+    """dst[d:d + 16] = f16_widen of the 16 float16 bit patterns at src[s:s + 16], as one vector
+    conversion: a box row of the cube's f16 operands. (A loop of 16 f16_widen calls stays a
+    loop with per-run set-up, or unrolls into 16 scalar conversions.)"""
+    if not (isinstance(dst, types.Array) and dst.dtype == types.float32 and
+            isinstance(src, types.Array) and isinstance(src.dtype, (types.Integer, types.Float))):
+        raise errors.TypingError(f"expected a float32 array and an array of bits, got {dst} and {src}")
+    sig = types.none(dst, d, src, s)
+    # else a CPU without F16C, or bits of another width (a caller typed for every dtype)
+    vector = _F16C and src.dtype in (types.uint16, types.int16)
+
+    def codegen(context, builder, sig, args):
+        if not vector:
+            context.compile_internal(builder, _widen_run_soft, sig, args)
+            return context.get_dummy_value()
+        from numba.np.arrayobj import make_array
+        i64 = ir.IntType(64)
+        at = [builder.sext(a, i64) if a.type.width < 64 else a for a in (args[1], args[3])]
+        pd = make_array(sig.args[0])(context, builder, args[0]).data
+        ps = make_array(sig.args[2])(context, builder, args[2]).data
+        bits = builder.load(builder.bitcast(builder.gep(ps, [at[1]]),
+                                            ir.VectorType(ir.IntType(16), 16).as_pointer()), align=2)
+        wide = builder.fpext(builder.bitcast(bits, ir.VectorType(ir.HalfType(), 16)),
+                             ir.VectorType(ir.FloatType(), 16))
+        builder.store(wide, builder.bitcast(builder.gep(pd, [at[0]]),
+                                            ir.VectorType(ir.FloatType(), 16).as_pointer()), align=4)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @intrinsic
 def _f16_narrow(typingctx, x):
     """float32 -> float16 bits by the CPU's conversion (F16C: round to nearest even, like

@@ -539,3 +539,25 @@ def test_standalone_options_match_the_librarys():
     """floatbits spells out lib/jit.py's LIB (it imports nothing of pypto); they must agree."""
     from pypto.backends.sim.lib import floatbits, jit
     assert floatbits._JIT == jit.LIB
+
+
+def test_f16_widen_run_is_numpys_widening_on_every_bit_pattern():
+    """The cube's vector widening of 16 f16 values (any offsets) against numpy's float16 ->
+    float32, bit for bit; a NaN comes out quiet (the CPU's conversion), numpy keeps it as is."""
+    run = fb.f16_widen_run
+
+    @njit
+    def widen(src, skip, shift):
+        n = src.size - skip
+        out = np.zeros(n + 16, np.float32)
+        for k in range(n // 16):
+            run(out, shift + 16 * k, src, skip + 16 * k)
+        return out[shift:shift + n]
+
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    want = bits.view(np.float16).astype(np.float32).view(np.uint32).copy()
+    nan = np.isnan(bits.view(np.float16))
+    want[nan] |= 0x400000
+    for skip, shift in ((0, 0), (5, 3)):       # unaligned loads and stores too
+        got = widen(np.concatenate([bits[:skip], bits]), skip, shift).view(np.uint32)
+        assert np.array_equal(got, want), np.flatnonzero(got != want)[:5]

@@ -22,7 +22,7 @@ from ... import errcodes as E
 from .checks import in_range
 from .convert import BF16, F16, F32, decode, encode
 from .floatbits import bf16_to_f32, bits_f32, f16_widen, f16_widen_run
-from .layout import copy_runs, offset, parts, strided
+from .layout import _copy_n, add_run16, copy_runs, offset, parts, strided
 from .memory import _check, _rc, tstore
 from .plain import plain_calls
 from .xcall import xcall
@@ -200,6 +200,28 @@ def _add_bias(p, bias, bsl, rows, n):
             p[i, j] += bj
 
 
+@plain_calls
+@njit(**_J)
+def _into_acc(c, cl, p, rows, n, accumulate):
+    """c[0:rows, 0:n] = (or +=) the dense product p through c's layout. Boxes 16 wide and
+    row-major inside (L0C's Nz) take a box row per vector move or add; other layouts copy_runs."""
+    ir_, ic, brs, bcs, irs, ics = cl
+    if not (ic == 16 and irs == 16 and ics == 1 and n % 16 == 0):
+        _copy(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
+        return
+    flat = p.ravel()
+    for bj in range(n // 16):
+        for i in range(rows):
+            d = (i // ir_) * brs + bj * bcs + (i % ir_) * 16
+            if accumulate:
+                add_run16(c, d, flat, i * n + bj * 16)
+            else:
+                _copy_n(c, np.uint64(d), flat, np.uint64(i * n + bj * 16), 16)
+
+
+_acc = xcall(_into_acc)
+
+
 @njit(**_J)
 def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc, bsl,
               acode, bcode, arows, gemv, accumulate, has_bias, m16, err):
@@ -210,7 +232,7 @@ def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsv
     p = _dot(_dense(a, al, rows, k, acode, False), _dense(b, bl, k, n, bcode, True))
     if has_bias and not accumulate:
         _add_bias(p, bias, bsl, rows, n)
-    _copy(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
+    _acc(c, cl, p, rows, n, accumulate)
 
 
 @njit(**_J)
@@ -249,7 +271,7 @@ def mma_mx(c, cvr, cvc, cl, a, avr, avc, al, sa, savr, savc, sal, b, bvr, bvc, b
     p = _dot(pa, pb).astype(np.float32)
     if has_bias:
         _add_bias(p, bias, bsl, rows, n)
-    _copy(c, 0, cl, 0, 0, p.ravel(), 0, strided(n, 1), 0, 0, rows, n, accumulate)
+    _acc(c, cl, p, rows, n, accumulate)
 
 
 # -- moves -------------------------------------------------------------------------------------------

@@ -366,6 +366,25 @@ def _transpose16(typingctx, dst, d, src, s):
     return types.none(dst, d, src, s), codegen
 
 
+@intrinsic
+def add_run16(typingctx, dst, d, src, s):
+    """dst[d:d + 16] += src[s:s + 16] between float32 arrays, as one vector add: a box row of an
+    accumulator. The two runs must not overlap (all 16 are read before any is written)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype == types.float32):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vt = ir.VectorType(ir.FloatType(), 16).as_pointer()
+        pd = make_array(sig.args[0])(context, builder, args[0]).data
+        ps = make_array(sig.args[2])(context, builder, args[2]).data
+        to = builder.bitcast(builder.gep(pd, [_i64(builder, args[1])]), vt)
+        frm = builder.bitcast(builder.gep(ps, [_i64(builder, args[3])]), vt)
+        builder.store(builder.fadd(builder.load(to, align=4), builder.load(frm, align=4)), to, align=4)
+        return context.get_dummy_value()
+    return types.none(dst, d, src, s), codegen
+
+
 def _box16(dst, d, src, s):
     """dst[d + 16 x + y] = src[s + 16 y + x] for x, y < 16: _transpose16 between arrays of one
     dtype, else a converting loop."""

@@ -385,6 +385,49 @@ def add_run16(typingctx, dst, d, src, s):
     return types.none(dst, d, src, s), codegen
 
 
+def _pair(mask):
+    """A 16-lane two-source shuffle mask applied to each half of 32-lane vectors: two boxes side
+    by side, each half taking from its own halves of the two sources."""
+    lo = [m if m < 16 else m + 16 for m in mask]
+    return ir.Constant(ir.VectorType(ir.IntType(32), 32), lo + [m + 16 for m in lo])
+
+
+_LO2, _HI2 = (_pair([i // 2 + (i % 2) * 16 + 8 * h for i in range(16)]) for h in (0, 1))
+_HALVES = [ir.Constant(ir.VectorType(ir.IntType(32), 16), list(range(16 * h, 16 * h + 16)))
+           for h in (0, 1)]
+_JOIN = ir.Constant(ir.VectorType(ir.IntType(32), 32), list(range(32)))
+
+
+@intrinsic
+def transpose16_pair(typingctx, dst, d, d2, src, s, s2):
+    """_transpose16 of two boxes at once (src at s and s2 to dst at d and d2): 32-lane vectors
+    hold a row of each, so every shuffle round moves both (AVX-512 does it in one instruction)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vt = ir.VectorType(context.get_data_type(sig.args[0].dtype), 16)
+        pd = make_array(sig.args[0])(context, builder, args[0]).data
+        ps = make_array(sig.args[3])(context, builder, args[3]).data
+
+        def row(base, start, i):
+            at = builder.add(start, ir.Constant(start.type, 16 * i))
+            return builder.bitcast(builder.gep(base, [at]), vt.as_pointer())
+        rows = [builder.shuffle_vector(builder.load(row(ps, args[4], i), align=1),
+                                       builder.load(row(ps, args[5], i), align=1), _JOIN)
+                for i in range(16)]
+        for _ in range(4):
+            rows = [builder.shuffle_vector(rows[i // 2], rows[i // 2 + 8], _HI2 if i % 2 else _LO2)
+                    for i in range(16)]
+        for i in range(16):
+            for h, at in enumerate((args[1], args[2])):
+                half = builder.shuffle_vector(rows[i], rows[i], _HALVES[h])
+                builder.store(half, row(pd, at, i), align=1)
+        return context.get_dummy_value()
+    return types.none(dst, d, d2, src, s, s2), codegen
+
+
 def _box16(dst, d, src, s):
     """dst[d + 16 x + y] = src[s + 16 y + x] for x, y < 16: _transpose16 between arrays of one
     dtype, else a converting loop."""
@@ -395,6 +438,22 @@ def _box16_impl(dst, d, src, s):
     if dst.dtype == src.dtype:
         return lambda dst, d, src, s: _transpose16(dst, d, src, s)
     return lambda dst, d, src, s: _transpose_box(dst, d, 16, src, s, 16, 16, 16, False)
+
+
+def _box16_pair(dst, d, d2, src, s, s2):
+    """_box16 of two boxes: transpose16_pair for 2-byte elements (a 32-lane vector is then one
+    AVX-512 register: half the shuffles); two _box16 otherwise (32 f32 lanes split in two)."""
+
+
+@overload(_box16_pair, inline="always")
+def _box16_pair_impl(dst, d, d2, src, s, s2):
+    if dst.dtype == src.dtype and getattr(dst.dtype, "bitwidth", 0) == 16:
+        return lambda dst, d, d2, src, s, s2: transpose16_pair(dst, d, d2, src, s, s2)
+
+    def two(dst, d, d2, src, s, s2):
+        _box16(dst, d, src, s)
+        _box16(dst, d2, src, s2)
+    return two
 
 
 @plain_calls
@@ -441,14 +500,21 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     if boxes == TRANSPOSED:
         ir_, ic = dl[0], dl[1]
         n, m = (ic, ir_) if dl[4] == 1 else (ir_, ic)    # dst's outer and inner box extents
+        nbj = cols // ic
         for bi in range(rows // ir_):
-            for bj in range(cols // ic):
+            bj = 0
+            while bj < nbj:
                 d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
                 s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
+                if n == 16 and m == 16 and not add and bj + 1 < nbj:
+                    _box16_pair(dst, d, d + dl[3], src, s, s + sl[3])     # this box and the next
+                    bj += 2
+                    continue
                 if n == 16 and m == 16 and not add:
                     _box16(dst, d, src, s)
                 else:
                     _tbox_x(dst, d, m, src, s, n, n, m, add)
+                bj += 1
         return
     ds_r, ss_r = row_run(dl, 0)[1], row_run(sl, 0)[1]
     ds_c, ss_c = col_run(dl, 0)[1], col_run(sl, 0)[1]

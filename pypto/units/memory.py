@@ -134,6 +134,12 @@ def _check_mat_load(node, soc, t: TileVar, v: GmView) -> None:
                       fix=fix)
 
 
+def _line_stride(v: GmView, mode: int) -> tuple[int, object]:
+    """(axis, stride) of a view along an unboxed tile's lines: ROW its last axis, COL its fourth."""
+    k = 4 if mode == ROW else 3
+    return k, v.strides[k]
+
+
 def transfer_mode(node, soc) -> int:
     """How the view maps onto the tile (lib/memory.py ROW / COL / NZ); refuses illegal pairs."""
     t, v = _operands(node)
@@ -237,8 +243,7 @@ def check_view(node, soc) -> None:
         for k, want in ((2, 16 * c0), (3, c0), (4, 1)):
             _static_stride(node, v, k, want, why)
     elif ty.slayout == "NoneBox" and v.layout == ("ND" if mode == ROW else "DN"):
-        k = 4 if mode == ROW else 3
-        st = v.strides[k]
+        k, st = _line_stride(v, mode)
         if is_static(st) and st != 1:
             what = "row" if mode == ROW else "column"
             raise LayoutError(f"{node.name}: the {v.layout} view's stride {k} is {st}: its {what}s "
@@ -316,10 +321,10 @@ def _pad_dir(t: TileVar, v: GmView, mode: int) -> int:
 
 
 def _consecutive(v: GmView, mode: int) -> bool:
-    """Whether an unboxed tile's lines are consecutive in GM: the view's stride along them (ROW:
-    its last axis, COL: its fourth) is the constant 1, as in most kernels."""
-    stride = v.strides[4] if mode == ROW else v.strides[3]
-    return type(stride) is int and stride == 1
+    """Whether an unboxed tile's lines are consecutive in GM (their stride is the constant 1), as
+    in most kernels."""
+    stride = _line_stride(v, mode)[1]
+    return is_static(stride) and stride == 1
 
 
 def _mover(name: str, t: TileVar, rows: bool = False) -> L.Fn:

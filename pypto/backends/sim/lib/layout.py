@@ -335,8 +335,41 @@ def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
     return SAME if d == s else TRANSPOSED
 
 
-_LO = ir.Constant(ir.VectorType(ir.IntType(32), 16), [i // 2 + (i % 2) * 16 for i in range(16)])
-_HI = ir.Constant(ir.VectorType(ir.IntType(32), 16), [8 + i // 2 + (i % 2) * 16 for i in range(16)])
+# One round of the 16 x 16 transpose interleaves row i with row i + 8: the low (h = 0) or high
+# (h = 1) halves of the two, element by element. As 16-lane masks, and as 32-lane masks that do the
+# same in each half of two boxes held side by side (transpose16_pair).
+_MASKS = [[8 * h + i // 2 + (i % 2) * 16 for i in range(16)] for h in (0, 1)]
+_LO, _HI = (ir.Constant(ir.VectorType(ir.IntType(32), 16), m) for m in _MASKS)
+
+
+def _pair(mask):
+    lo = [m if m < 16 else m + 16 for m in mask]
+    return ir.Constant(ir.VectorType(ir.IntType(32), 32), lo + [m + 16 for m in lo])
+
+
+_LO2, _HI2 = (_pair(m) for m in _MASKS)
+_HALVES = [ir.Constant(ir.VectorType(ir.IntType(32), 16), list(range(16 * h, 16 * h + 16)))
+           for h in (0, 1)]
+_JOIN = ir.Constant(ir.VectorType(ir.IntType(32), 32), list(range(32)))
+
+
+def _vector_rows(context, builder, aryty, ary):
+    """row(start, i): &ary[start + 16 i] as a pointer to a 16-lane vector of its elements."""
+    vt = ir.VectorType(context.get_data_type(aryty.dtype), 16)
+    data = make_array(aryty)(context, builder, ary).data
+
+    def row(start, i):
+        at = builder.add(start, ir.Constant(start.type, 16 * i))
+        return builder.bitcast(builder.gep(data, [at]), vt.as_pointer())
+    return row
+
+
+def _rounds(builder, rows, lo, hi):
+    """The transpose's 4 interleaving rounds over 16 row vectors (log2(16): rows become columns)."""
+    for _ in range(4):
+        rows = [builder.shuffle_vector(rows[i // 2], rows[i // 2 + 8], hi if i % 2 else lo)
+                for i in range(16)]
+    return rows
 
 
 @intrinsic
@@ -349,19 +382,11 @@ def _transpose16(typingctx, dst, d, src, s):
         return None
 
     def codegen(context, builder, sig, args):
-        vt = ir.VectorType(context.get_data_type(sig.args[0].dtype), 16)
-        pd = make_array(sig.args[0])(context, builder, args[0]).data
-        ps = make_array(sig.args[2])(context, builder, args[2]).data
-
-        def row(base, start, i):                   # &base[start + 16 i] as a vector pointer
-            at = builder.add(start, ir.Constant(start.type, 16 * i))
-            return builder.bitcast(builder.gep(base, [at]), vt.as_pointer())
-        rows = [builder.load(row(ps, args[3], i), align=1) for i in range(16)]
-        for _ in range(4):
-            rows = [builder.shuffle_vector(rows[i // 2], rows[i // 2 + 8], _HI if i % 2 else _LO)
-                    for i in range(16)]
+        to = _vector_rows(context, builder, sig.args[0], args[0])
+        frm = _vector_rows(context, builder, sig.args[2], args[2])
+        rows = _rounds(builder, [builder.load(frm(args[3], i), align=1) for i in range(16)], _LO, _HI)
         for i in range(16):
-            builder.store(rows[i], row(pd, args[1], i), align=1)
+            builder.store(rows[i], to(args[1], i), align=1)
         return context.get_dummy_value()
     return types.none(dst, d, src, s), codegen
 
@@ -385,19 +410,6 @@ def add_run16(typingctx, dst, d, src, s):
     return types.none(dst, d, src, s), codegen
 
 
-def _pair(mask):
-    """A 16-lane two-source shuffle mask applied to each half of 32-lane vectors: two boxes side
-    by side, each half taking from its own halves of the two sources."""
-    lo = [m if m < 16 else m + 16 for m in mask]
-    return ir.Constant(ir.VectorType(ir.IntType(32), 32), lo + [m + 16 for m in lo])
-
-
-_LO2, _HI2 = (_pair([i // 2 + (i % 2) * 16 + 8 * h for i in range(16)]) for h in (0, 1))
-_HALVES = [ir.Constant(ir.VectorType(ir.IntType(32), 16), list(range(16 * h, 16 * h + 16)))
-           for h in (0, 1)]
-_JOIN = ir.Constant(ir.VectorType(ir.IntType(32), 32), list(range(32)))
-
-
 @intrinsic
 def transpose16_pair(typingctx, dst, d, d2, src, s, s2):
     """_transpose16 of two boxes at once (src at s and s2 to dst at d and d2): 32-lane vectors
@@ -407,23 +419,14 @@ def transpose16_pair(typingctx, dst, d, d2, src, s, s2):
         return None
 
     def codegen(context, builder, sig, args):
-        vt = ir.VectorType(context.get_data_type(sig.args[0].dtype), 16)
-        pd = make_array(sig.args[0])(context, builder, args[0]).data
-        ps = make_array(sig.args[3])(context, builder, args[3]).data
-
-        def row(base, start, i):
-            at = builder.add(start, ir.Constant(start.type, 16 * i))
-            return builder.bitcast(builder.gep(base, [at]), vt.as_pointer())
-        rows = [builder.shuffle_vector(builder.load(row(ps, args[4], i), align=1),
-                                       builder.load(row(ps, args[5], i), align=1), _JOIN)
-                for i in range(16)]
-        for _ in range(4):
-            rows = [builder.shuffle_vector(rows[i // 2], rows[i // 2 + 8], _HI2 if i % 2 else _LO2)
-                    for i in range(16)]
+        to = _vector_rows(context, builder, sig.args[0], args[0])
+        frm = _vector_rows(context, builder, sig.args[3], args[3])
+        rows = _rounds(builder, [builder.shuffle_vector(builder.load(frm(args[4], i), align=1),
+                                                        builder.load(frm(args[5], i), align=1), _JOIN)
+                                 for i in range(16)], _LO2, _HI2)
         for i in range(16):
             for h, at in enumerate((args[1], args[2])):
-                half = builder.shuffle_vector(rows[i], rows[i], _HALVES[h])
-                builder.store(half, row(pd, at, i), align=1)
+                builder.store(builder.shuffle_vector(rows[i], rows[i], _HALVES[h]), to(at, i), align=1)
         return context.get_dummy_value()
     return types.none(dst, d, d2, src, s, s2), codegen
 
@@ -500,17 +503,17 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     if boxes == TRANSPOSED:
         ir_, ic = dl[0], dl[1]
         n, m = (ic, ir_) if dl[4] == 1 else (ir_, ic)    # dst's outer and inner box extents
-        nbj = cols // ic
+        nbj, vector = cols // ic, n == 16 and m == 16 and not add
         for bi in range(rows // ir_):
             bj = 0
             while bj < nbj:
                 d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
                 s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
-                if n == 16 and m == 16 and not add and bj + 1 < nbj:
+                if vector and bj + 1 < nbj:
                     _box16_pair(dst, d, d + dl[3], src, s, s + sl[3])     # this box and the next
                     bj += 2
                     continue
-                if n == 16 and m == 16 and not add:
+                if vector:
                     _box16(dst, d, src, s)
                 else:
                     _tbox_x(dst, d, m, src, s, n, n, m, add)

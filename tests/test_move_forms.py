@@ -1,7 +1,8 @@
-"""TLOAD / TSTORE of an unboxed tile call the small tload_rows / tstore_rows where every line is
-consecutive in GM and nothing is padded, and tload_lines / tstore_lines otherwise (a column-major
-tile's columns from a row-major view; a padded tile): the small forms leave out loops whose compile
-was a third of a cold first launch's TLOAD. The results are numpy's either way."""
+"""TLOAD / TSTORE of an unboxed tile call the small move_rows (one function for both directions)
+where every line is consecutive in GM and nothing is padded, and tload_lines / tstore_lines
+otherwise (a column-major tile's columns from a row-major view; a padded tile): the small form
+leaves out loops whose compile was a third of a cold first launch's TLOAD. The results are numpy's
+either way."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,9 +11,9 @@ import pytest
 import pypto
 from pypto import pto
 
-FORMS = {"consecutive": ("tload_rows", "tstore_rows"),
+FORMS = {"consecutive": ("move_rows", "move_rows"),
          "strided": ("tload_lines", "tstore_lines"),     # GM stride 32 along the tile's lines
-         "padded": ("tload_lines", "tstore_rows")}
+         "padded": ("tload_lines", "move_rows")}
 
 
 def _kernel(case: str):

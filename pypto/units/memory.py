@@ -327,13 +327,18 @@ def _consecutive(v: GmView, mode: int) -> bool:
     return is_static(stride) and stride == 1
 
 
-def _mover(name: str, t: TileVar, rows: bool = False) -> L.Fn:
+def _mover(name: str, t: TileVar) -> L.Fn:
     """lib/memory.py's ``name`` for a boxed tile (through copy_runs), its ``_lines`` form for an
-    unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile), and its
-    ``_rows`` form where those lines are consecutive in GM (``rows``; a smaller compile again)."""
+    unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile)."""
     if t.type.slayout != "NoneBox":
         return L.lib(f"memory.{name}")
-    return L.lib(f"memory.{name}_rows" if rows else f"memory.{name}_lines")
+    return L.lib(f"memory.{name}_lines")
+
+
+def _move_rows(store: bool, t: TileVar, v: GmView, mode: int) -> L.Call:
+    """An unboxed tile's lines consecutive in GM, nothing padded: lib/memory.py's move_rows, one
+    small compile serving TLOAD and TSTORE alike."""
+    return L.Call(L.lib("memory.move_rows"), (L.lit(store), L.tile(t), L.lit(mode)) + L.view(v) + (L.err(),))
 
 
 def lower_tload(node, soc) -> list[L.Call]:
@@ -343,8 +348,7 @@ def lower_tload(node, soc) -> list[L.Call]:
     boxed = ty.slayout != "NoneBox"
     pad = _pad_dir(t, v, mode)
     if not boxed and pad == NO_PAD and _consecutive(v, mode):
-        args = (L.tile(t), L.lit(mode)) + L.view(v) + (L.err(),)
-        return L.bounds(v) + [L.Call(_mover("tload", t, rows=True), args)]
+        return L.bounds(v) + [_move_rows(False, t, v, mode)]
     args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(pad),
             L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
         + L.view(v) + (L.err(),)
@@ -367,7 +371,9 @@ def lower_tstore(node, soc) -> list[L.Call]:
                                     fix="store a Vec tile")
         fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
         return L.bounds(v) + [L.Call(L.lib(fn), args)]
-    return L.bounds(v) + [L.Call(_mover("tstore", t, rows=_consecutive(v, mode)), args)]
+    if t.type.slayout == "NoneBox" and _consecutive(v, mode):
+        return L.bounds(v) + [_move_rows(True, t, v, mode)]
+    return L.bounds(v) + [L.Call(_mover("tstore", t), args)]
 
 
 def emit_tstore(node, soc, cx) -> str:

@@ -166,26 +166,20 @@ def tload_lines(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
 
 
 @njit(**XCALLED)
-def tload_rows(dst, vr, vc, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
-    """tload_lines of lines consecutive in GM, nothing padded: without the strided and padding
-    loops, whose vectorising was a third of tload_lines' compile (0.36 -> 0.24 s on this VM)."""
+def move_rows(store, tile, vr, vc, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
+    """TLOAD (GM -> tile) or, with ``store``, TSTORE (tile -> GM) of an unboxed tile whose lines
+    are consecutive in GM, nothing padded: the lines loops without the strided and padding ones
+    (a third of tload_lines' compile), one compile for both directions (each was 0.2 s of a cold
+    first launch)."""
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
     so, to, n, _, ls = _line_shape(lay, mode, s3, s4, t3, t4)
     for line in range(s0 * s1 * s2 * so):
         g = _gm_line(line, off, s1, s2, so, t0, t1, t2, to)
-        _copy_n(dst, np.uint64(line * ls), gm, np.uint64(g), n)
-
-
-@njit(**XCALLED)
-def tstore_rows(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
-    """tstore_lines of lines consecutive in GM (without the strided loop)."""
-    if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-        return
-    so, to, n, _, ls = _line_shape(lay, mode, s3, s4, t3, t4)
-    for line in range(s0 * s1 * s2 * so):
-        g = _gm_line(line, off, s1, s2, so, t0, t1, t2, to)
-        _store_n(gm, np.uint64(g), src, np.uint64(line * ls), n)
+        if store:
+            _store_n(gm, np.uint64(g), tile, np.uint64(line * ls), n)
+        else:
+            _copy_n(tile, np.uint64(line * ls), gm, np.uint64(g), n)
 
 
 @njit(**XCALLED)

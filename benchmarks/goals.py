@@ -5,6 +5,8 @@ Rows (goal in brackets; a ratio is pypto's time over the reference's, in one pro
   add f16 vs numpy's float16 add                                              [<= 0.3x]
   execute() of add on 5 elements, per call (x10000)                           [<= 8 us]
   first launch of a new kernel with empty caches (fresh process)              [<= 1 s]
+    (a small DSL kernel, TLOAD / TMULS / TSTORE; and the tutorial's first execute() of
+    load_insn("add"), whose library kernel loops over tiles and checks its views)
   first launch in a second process with a warm cache                          [<= 0.1 s]
     (from the kernel's native code, and again through numba's cache with PYPTO_SIM_NATIVE=0)
   first launch of a second, different kernel in a third process (pypto's own library then
@@ -115,6 +117,34 @@ def _first_launch() -> tuple[tuple[float, float], ...]:
             return float(out[-2]), float(out[-1])
         return (run(), run(), run("pto.TADDS(t, t, 1.0)", "4"),
                 run(PYPTO_SIM_NATIVE="0"))
+
+
+TUTORIAL = r"""
+import time
+t0 = time.perf_counter()
+import pypto
+pypto.init()
+add = pypto.load_insn("add")
+ts = [pypto.Tensor(v, dtype=pypto.float32) for v in ([1, 2, 3, 4, 5], [10, 20, 30, 40, 50], [0] * 5)]
+for i, t in enumerate(ts):
+    add.set_operand(i, t)
+t1 = time.perf_counter()
+add.execute()
+assert list(ts[2].numpy()) == [11, 22, 33, 44, 55]
+t2 = time.perf_counter()
+print(t2 - t0, t2 - t1)
+"""
+
+
+def _tutorial_first() -> tuple[float, float]:
+    """The tutorial's first execute() with empty caches in a fresh process: (from before
+    ``import pypto``, the execute() alone, as benchmarks/seed_table.py times it)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, PYPTO_CACHE_DIR=os.path.join(cache, "k"),
+                   NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
+        out = subprocess.run([sys.executable, "-c", TUTORIAL], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+        return float(out[-2]), float(out[-1])
 
 
 YARDSTICK = r"""
@@ -232,6 +262,9 @@ def main(argv=None) -> None:
         cold, warm, second, numba_warm = _first_launch()
         rows.append(("first launch, empty caches", cold[0], "1 s", f"{cold[0]:.2f} s from init"))
         rows.append(("  the same, after pypto.init()", cold[1], "1 s", f"{cold[1]:.2f} s"))
+        tut = _tutorial_first()
+        rows.append(("  the tutorial's add, execute() alone", tut[1], "1 s",
+                     f"{tut[1]:.2f} s ({tut[0]:.2f} s from import pypto)"))
         rows.append(("first launch, warm cache (2nd process)", warm[0] / 0.1, "0.1 s",
                      f"{warm[0]:.3f} s from init"))
         rows.append(("  the same, after pypto.init()", warm[1] / 0.1, "0.1 s", f"{warm[1]:.3f} s"))

@@ -186,7 +186,7 @@ def test_a_second_process_loads_kernels_that_call_through_xcall_from_the_cache(t
 def test_the_same_kernel_started_from_another_script_path_loads_from_the_cache(tmp_path):
     """The kernel's module name does not depend on the file it was started from (defect: a
     script run as `python x.py`, from another directory or as `python -c` compiled again)."""
-    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"))   # the session's numba cache
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "first.py").write_text(CVT_CHILD)
     (tmp_path / "b").mkdir()
@@ -246,7 +246,7 @@ def test_cached_functions_load_without_numbas_registries_and_compiling_still_wor
     """A second process loads pypto's cached functions with only numba's runtime initialised
     (compile.py skips the registries' import, 0.1 s of a warm first launch); a kernel compiled
     after that in the same process still gets them and computes the right values."""
-    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"))   # the session's numba cache
     run = lambda factor: subprocess.run(  # noqa: E731
         [sys.executable, "-c", LOAD_THEN_COMPILE_CHILD, "compiled", factor], env=env,
         capture_output=True, text=True, check=True).stdout.split()

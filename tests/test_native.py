@@ -65,8 +65,13 @@ print("SOURCE", hashlib.sha256(prog.artifact.gen.source.encode()).hexdigest())
 """
 
 
-def _run(tmp_path, script=CHILD, **env) -> str:
-    e = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"), **env)
+def _run(tmp_path, script=CHILD, cold=False, **env) -> str:
+    """The child in a process whose kernel cache is tmp_path's (its kernels compile the first time
+    and are saved as native code there). Its numba cache is the test session's, where the library
+    is usually compiled already, unless ``cold``: then it starts empty too."""
+    e = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), **env)
+    if cold:
+        e["NUMBA_CACHE_DIR"] = str(tmp_path / "nb")
     if "PYPTO_SIM_NATIVE" not in env:
         e.pop("PYPTO_SIM_NATIVE", None)
     return subprocess.run([sys.executable, "-c", script], env=e, capture_output=True, text=True,
@@ -78,7 +83,7 @@ def _line(out: str, tag: str) -> str:
 
 
 def test_a_later_process_launches_natively_with_the_same_results_and_faults(tmp_path):
-    first, second = _run(tmp_path), _run(tmp_path)
+    first, second = _run(tmp_path, cold=True), _run(tmp_path, cold=True)
     assert _line(first, "NATIVE") == "0" and _line(second, "NATIVE") == "2"
     assert _line(first, "EXP") == _line(second, "EXP")          # bit for bit
     assert "9, 16): outside the tile" in _line(first, "FAULT")
@@ -241,8 +246,7 @@ def test_the_launch_fast_path_tests_pass_again_from_native_code(tmp_path):
     causes, several threads) in a fresh process, then again in one that launches natively."""
     (tmp_path / "native_loads.py").write_text(PLUGIN)
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NUMBA_CACHE_DIR=str(tmp_path / "nb"),
-               NATIVE_LOADS_TO=str(tmp_path / "loads"),
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / "k"), NATIVE_LOADS_TO=str(tmp_path / "loads"),
                PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.dirname(here)]))
     env.pop("PYPTO_SIM_NATIVE", None)
     for _ in range(2):

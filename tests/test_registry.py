@@ -131,7 +131,7 @@ def test_a_process_imports_only_the_unit_modules_its_instructions_need(tmp_path)
     a missing or damaged index loads them all. Statuses are the same either way. The packaged
     index (units/_index.py) stands in while the cache has none, unless it is stale."""
     def run(cache: str, stale: bool) -> list[int]:
-        env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / cache), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+        env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path / cache))   # the session's numba cache
         return [int(v) for v in subprocess.run(
             [sys.executable, "-c", LAZY_CHILD.replace("STALE", str(stale))], env=env,
             capture_output=True, text=True, check=True).stdout.split()]

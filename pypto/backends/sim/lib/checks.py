@@ -5,15 +5,18 @@ from numba import njit
 from ... import errcodes as E
 from .jit import INLINE, LIB
 from .plain import plain_calls
+from .xcall import XCALLED
 
 _J = LIB
+# The checks a kernel calls (bound, set_valid, assign and the scalar checks) are only ever called
+# through guarded / xcall, so they need no CPython entry point (XCALLED).
 # The checks kernels and loops call at many sites are plain calls (plain_calls: one compile per
 # argument types, whatever constant the caller passes), not numba IR inlines: inlined, with
 # layout.offset, they were retyped at every site, 151 s against 124 s of CPU for a cold
 # conformance/test_complex.py -k a2a3. LLVM still inlines them when it links the caller.
 
 
-@njit(**_J)
+@njit(**XCALLED)
 def bound(k, value, limit, err):
     """0 <= value <= limit (a GM view bound), else GM_BOUNDS."""
     if value < 0 or value > limit:
@@ -23,7 +26,7 @@ def bound(k, value, limit, err):
         err[3] = limit
 
 
-@njit(**_J)
+@njit(**XCALLED)
 def set_valid(rows, cols, cap_rows, cap_cols, err):
     if rows < 0 or cols < 0 or rows > cap_rows or cols > cap_cols:
         err[0] = E.SET_VALID
@@ -33,7 +36,7 @@ def set_valid(rows, cols, cap_rows, cap_cols, err):
         err[4] = cap_cols
 
 
-@njit(**_J)
+@njit(**XCALLED)
 def assign(addr, nbytes, capacity, align, err):
     if addr < 0:
         err[0] = E.ASSIGN_NEG
@@ -49,7 +52,7 @@ def assign(addr, nbytes, capacity, align, err):
         err[3] = capacity
 
 
-@njit(**_J)
+@njit(**XCALLED)
 def int_scalar(k, value, lo, hi, err):
     """A runtime integer scalar must fit the element type it is converted to."""
     if value < lo or value > hi:
@@ -60,7 +63,7 @@ def int_scalar(k, value, lo, hi, err):
         err[4] = hi
 
 
-@njit(**_J)
+@njit(**XCALLED)
 def float_scalar(k, value, limit, err):
     """A finite runtime float scalar must not overflow the element type (|value| <= limit,
     the first magnitude that rounds to infinity)."""

@@ -18,9 +18,9 @@ from ..backends.sim import lowering as L
 from ..backends.sim.lib.checks import strict, undefined
 from ..backends.sim.lib.elementwise import CODECS
 from ..backends.sim.lib.layout import offset
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 _HEADER = """\
 from numba import njit

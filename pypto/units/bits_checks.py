@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .bits_rules import COVERS, MASK_ROWS, MASK_STREAM, OVERLAP
 from .complex_faults import rule_fault5 as rule_fault
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

@@ -8,10 +8,10 @@ from numba import njit
 from ..backends import errcodes as EC
 from ..backends.sim.lib.checks import covers, strict, undefined
 from ..backends.sim.lib.layout import offset
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .bits import AND, NOT, OR, SHL, XOR
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

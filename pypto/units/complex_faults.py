@@ -5,10 +5,10 @@ from __future__ import annotations
 from numba import njit
 
 from ..backends import errcodes as EC
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from ..backends.sim.lib.plain import plain_calls
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @plain_calls

@@ -6,9 +6,9 @@ import numpy as np
 from numba import njit
 
 from ..backends.sim.lib.layout import offset
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(**_J)

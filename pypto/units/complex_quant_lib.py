@@ -10,10 +10,10 @@ from ..backends.sim.lib.checks import strict, undefined
 from ..backends.sim.lib.floatbits import f32_bits, f64_to_f16
 from ..backends.sim.lib.layout import offset
 from .complex_faults import rule_fault
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .complex_quant import Q_DST, Q_SCALE
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

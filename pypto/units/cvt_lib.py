@@ -7,9 +7,9 @@ from ..backends.sim.lib.checks import covers
 from ..backends.sim.lib.convert import cvt_bits, cvt_f32
 from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.xcall import xcall
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 # The element conversion is large: called through xcall it is compiled once per source storage
 # type, not again inside every (dst, src) specialisation of the loops below.
 _cvt_bits, _cvt_f32 = xcall(cvt_bits), xcall(cvt_f32)

@@ -18,10 +18,10 @@ from ..backends.sim.lib.checks import covers, same_cols, same_rows
 from ..backends.sim.lib.floatbits import f16_to_f32, f32_to_f16, f64_to_f16, f64_to_f32
 from ..backends.sim.lib.layout import offset, row, row_base, row_dense, same
 from ..backends.sim.lib.ops import fmax, fmin
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .reduce_rules import EXPAND_OPS
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 # The per-element helpers are called, not inline="always": numba's IR inliner redid _apply's tree
 # at every one of its call sites, 60 s of a cold conformance/test_reduce.py. Only the f32 row loops
 # (plain arithmetic, cheap to inline) are inlined: called, they made softmax 20 % slower.

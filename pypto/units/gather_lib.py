@@ -9,10 +9,10 @@ from ..backends import errcodes as EC
 from ..backends.sim.lib.checks import strict, undefined
 from ..backends.sim.lib.layout import offset
 from .complex_faults import rule_fault
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .gather import B_BLOCKS, B_OFF_COVER, G_DST_CAP, G_DST_CONT, G_IDX_CONT, G_IDX_COVER, S_SRC_COVER
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(**_J)

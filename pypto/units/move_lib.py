@@ -8,9 +8,9 @@ from numba import njit
 from ..backends import errcodes as EC
 from ..backends.sim.lib.checks import in_range
 from ..backends.sim.lib.layout import offset
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(**_J)

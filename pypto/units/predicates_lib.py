@@ -8,10 +8,10 @@ from numba import njit
 from ..backends.sim.lib.floatbits import f16_to_f32
 from ..backends.sim.lib.layout import offset
 from . import bits_checks as R
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .predicates import HALF, HALF_BITS
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

@@ -9,9 +9,9 @@ from ..backends.sim.lib.checks import covers
 from ..backends.sim.lib.floatbits import f32_to_f16
 from ..backends.sim.lib.layout import offset
 from . import bits_checks as R
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

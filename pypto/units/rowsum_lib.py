@@ -8,9 +8,9 @@ from numba import njit
 from ..backends.sim.lib.checks import same_rows
 from ..backends.sim.lib.layout import offset, row, row_dense
 from ..backends.sim.lib.ops import f16_to_f32, f32_to_f16
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 # _tree, _fold and _widen are called (one loop each, per row or per lane block), not inlined at
 # their seven uses: inlining them was a third of TROWSUM's 6 s compile.
 

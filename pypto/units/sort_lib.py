@@ -11,11 +11,11 @@ from ..backends.sim.lib.floatbits import bits_f32
 from ..backends.sim.lib.layout import offset
 from ..backends.sim.lib.ops import f16_to_f32
 from .complex_faults import rule_fault
-from ..backends.sim.lib.jit import LIB
+from ..backends.sim.lib.jit import XCALLED
 from .sort import (MRG_BLOCKLEN, MRG_DST, MRG_DST_CAP, MRG_GROUPS, MRG_MULTIPLE, MRG_TMP,
                    SORT_DST_CAP, SORT_IDX, SORT_PARTIAL, SORT_SRC_ROWS)
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 
 
 @njit(inline="always", **_J)

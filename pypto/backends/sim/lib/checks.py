@@ -5,7 +5,7 @@ from numba import njit
 from ... import errcodes as E
 from .jit import INLINE, LIB
 from .plain import plain_calls
-from .xcall import XCALLED
+from .jit import XCALLED
 
 _J = LIB
 # The checks a kernel calls (bound, set_valid, assign and the scalar checks) are only ever called

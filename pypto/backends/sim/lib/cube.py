@@ -26,10 +26,10 @@ from .layout import _copy_n, add_run16, copy_runs, offset, parts, strided
 from .memory import _check, _rc, tstore
 from .plain import plain_calls
 from .xcall import xcall
-from .jit import LIB
+from .jit import XCALLED
 from .codes import FP4_E2M1, MAX_MKN, Q_SCALAR, Q_VECTOR
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 _decode, _encode = xcall(decode), xcall(encode)
 # The cube's helpers call one another through xcall handles (_copy, _raw_x, _dense, ...): linked
 # in, numba optimised each helper again inside every specialisation of every caller (measured on

@@ -8,3 +8,8 @@ LIB = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True)
 # Small helpers numba inlines into each caller (its IR inlining: only where LLVM must see the body
 # inside the caller's loop, to vectorise it).
 INLINE = dict(LIB, inline="always")
+# Functions only kernels, chunks and eager trampolines call, always through xcall / guarded (the
+# elementwise templates, the units' instruction loops, the cube's and the moves' entry points, the
+# checks): numba builds no CPython entry point for them, a third of a small function's compile.
+# Calling one from Python would crash the process: a function Python calls keeps LIB.
+XCALLED = dict(LIB, no_cpython_wrapper=True)

@@ -28,11 +28,11 @@ from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
 from .layout import _copy_n, _store_n, copy_runs, line as _line, offset, strided
 from .plain import plain_calls
-from .xcall import XCALLED, xcall
-from .jit import LIB
+from .xcall import xcall
+from .jit import XCALLED
 from .codes import ADD_BF16, ADD_F16, ADD_INT, COL, NO_PAD, PAD_COLS, PAD_ROWS, ROW
 
-_J = LIB
+_J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 # compiled once per element types (loads and stores alike), not again inside every kernel
 _copy_runs = xcall(copy_runs)
 

@@ -28,13 +28,9 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 
 from ...errcodes import SITE
-from .jit import LIB
+from .jit import XCALLED
 
-# The numba options of generated instruction loops (lib/elementwise.py's templates and the units'
-# own), which only kernels, chunks and eager trampolines call, always through xcall / guarded:
-# numba builds no CPython or C entry point for them, a third of such a small function's compile.
-# (Calling one from Python would crash the process: nothing else may use these options.)
-XCALLED = dict(LIB, no_cpython_wrapper=True)
+__all__ = ["XCALLED", "guarded", "xcall"]     # the generated templates import XCALLED from here
 
 _DONE: dict = {}
 _LOCK = threading.RLock()

@@ -30,6 +30,7 @@ from pypto.backends.sim.lib.scalars import f16_scalar as _sf16, bf16_scalar as _
 from pypto.backends.sim.lib.scalars import f16_read as _gf16, bf16_read as _gbf16
 from pypto.backends.sim.lib.context import record_call as _record
 from pypto.backends.sim.lib.xcall import guarded, xcall
+from pypto.backends.sim.lib.minmax import kmin as _min, kmax as _max
 """
 _PY_OPS = {"+": "+", "-": "-", "*": "*", "floordiv": "//", "floormod": "%"}
 _SCALAR = {"f32": "np.float32({})", "f16": "_sf16(np.float64({}))", "bf16": "_sbf16(np.float64({}))"}
@@ -78,7 +79,7 @@ def _expr(x, bind) -> tuple[str, bool]:
         (lhs, lpure), (rhs, rpure) = _expr(x.lhs, bind), _expr(x.rhs, bind)
         pure = lpure and rpure
         if x.op in ("min", "max"):
-            src = f"{x.op}({lhs}, {rhs})"
+            src = f"_{x.op}({lhs}, {rhs})"         # lib/minmax.py: Python's min / max
         elif x.op in COMPARE_OPS:
             return f"np.int64({lhs} {x.op} {rhs})", pure
         else:

@@ -11,8 +11,8 @@ Tile elements are addressed through the layout descriptor and move in runs of co
 storage where both sides have them (layout.copy_runs). An unboxed tile (ND row-major, DN
 column-major) is a stack of lines the view's contiguous axis fills one by one: tload_lines /
 tstore_lines move those with no run planning, and compile in a fraction of copy_runs' time (most of
-a first launch's); tload_rows / tstore_rows, for lines consecutive in GM with nothing to pad (what
-most kernels move), leave out the strided and padding loops too. TLOAD pads like the NPU: only the tail of
+a first launch's); move_rows, for lines consecutive in GM with nothing to pad (what most kernels
+move), leaves out the strided and padding loops too and serves both directions. TLOAD pads like the NPU: only the tail of
 the last partial 32-byte block of each copied row (PAD_ROWS) or column (PAD_COLS), with the value
 the caller passes (units/memory.py decides which, and whether: 4.3); NZ rows are whole blocks, so
 nothing is padded there.

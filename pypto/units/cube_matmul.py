@@ -30,7 +30,9 @@ from ..ir.registry import Unit, register
 from ..ir.verify import slots_of
 from ..isa import TABLE
 
-_FN = {"f32": "cube.mma_float", "i32": "cube.mma_int"}
+# the cube's multiply by (accumulator dtype, a 1-byte float operand): fp8 / hif8 widen through a
+# table of decoded values, which an f16 / bf16 / f32 multiply then never compiles
+_FN = {("f32", False): "cube.mma_float", ("f32", True): "cube.mma_float8", ("i32", False): "cube.mma_int"}
 # the cube's operand layouts per SoC (pto-isa-semantics 3.4, 6.2): (layout name, fractal)
 CUBE_LAYOUTS = {
     "a2a3": {"a": ("Zz", 512), "b": ("Zn", 512), "c": ("Nz", 1024)},
@@ -163,7 +165,8 @@ def lower_matmul(node, soc) -> list[L.Call]:
     seed = L.tile(bias if bias is not None else c)           # c stands in for a missing bias
     m16 = L.lit(soc.name == "a2a3")
     args = (L.tile(c), L.tile(a), L.tile(b), seed) + codes + flags + (m16, L.err())
-    return [L.Call(L.lib(_FN[c.type.dtype.short]), args)]
+    narrow = c.type.dtype.is_float and 1 in (a.type.dtype.itemsize, b.type.dtype.itemsize)
+    return [L.Call(L.lib(_FN[c.type.dtype.short, narrow]), args)]
 
 
 def emit_matmul(node, soc, cx) -> str:

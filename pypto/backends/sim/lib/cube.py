@@ -84,9 +84,9 @@ _boxes = xcall(_f16_boxes)
 
 @plain_calls
 @njit(**_J)
-def _dense32(src, lay, rows, cols, code, transposed):
-    """src[0:rows, 0:cols] (or its transpose) as a dense float32 matrix; every element widens
-    exactly."""
+def _dense_wide(src, lay, rows, cols, code, transposed):
+    """src[0:rows, 0:cols] (or its transpose) of f16, bf16 or f32 as a dense float32 matrix;
+    every element widens exactly."""
     if code == F16 and _f16_boxes_fit(lay, rows, cols, transposed):
         return _boxes(src, lay, rows, cols, transposed)
     raw = _raw_x(src, lay, rows, cols, transposed)
@@ -97,15 +97,31 @@ def _dense32(src, lay, rows, cols, code, transposed):
     if code == F16:
         for x in range(r.size):
             flat[x] = f16_widen(np.uint16(r[x]))
-    elif code == BF16:
+    else:
         for x in range(r.size):
             flat[x] = bf16_to_f32(np.uint16(r[x]))
-    else:
-        table = np.empty(256, np.float32)          # 1-byte floats: decode each code once
-        for x in range(256):
-            table[x] = np.float32(_decode(np.uint8(x), code))
-        for x in range(r.size):
-            flat[x] = table[np.uint8(r[x])]
+    return out
+
+
+_wide = xcall(_dense_wide)
+
+
+@plain_calls
+@njit(**_J)
+def _dense32(src, lay, rows, cols, code, transposed):
+    """_dense_wide of any float code, 1-byte floats (fp8, hif8) through a table of the 256
+    decoded values. Only mma_float8 and the MX forms call it, so an f16 / bf16 / f32 matmul
+    never compiles the decoders (0.5 s of its first launch)."""
+    if code == F16 or code == BF16 or code == F32:
+        return _wide(src, lay, rows, cols, code, transposed)
+    raw = _raw_x(src, lay, rows, cols, transposed)
+    out = np.empty(raw.shape, np.float32)
+    flat, r = out.ravel(), raw.ravel()
+    table = np.empty(256, np.float32)
+    for x in range(256):
+        table[x] = np.float32(_decode(np.uint8(x), code))
+    for x in range(r.size):
+        flat[x] = table[np.uint8(r[x])]
     return out
 
 
@@ -222,17 +238,33 @@ def _into_acc(c, cl, p, rows, n, accumulate):
 _acc = xcall(_into_acc)
 
 
-@njit(**_J)
-def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc, bsl,
-              acode, bcode, arows, gemv, accumulate, has_bias, m16, err):
-    """c = a @ b, c += a @ b, or c = bias + a @ b into an f32 accumulator."""
+@njit(inline="always", **_J)
+def _mma(c, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsl, acode, bcode, arows, gemv, accumulate,
+         has_bias, m16, err, dense):
     m, k, n, rows = _sizes(avr, avc, bvr, bvc, arows, gemv, m16, err)
     if m == 0:
         return
-    p = _dot(_dense(a, al, rows, k, acode, False), _dense(b, bl, k, n, bcode, True))
+    p = _dot(dense(a, al, rows, k, acode, False), dense(b, bl, k, n, bcode, True))
     if has_bias and not accumulate:
         _add_bias(p, bias, bsl, rows, n)
     _acc(c, cl, p, rows, n, accumulate)
+
+
+@njit(**_J)
+def mma_float(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc, bsl,
+              acode, bcode, arows, gemv, accumulate, has_bias, m16, err):
+    """c = a @ b, c += a @ b, or c = bias + a @ b into an f32 accumulator; f16, bf16 or f32
+    operands."""
+    _mma(c, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsl, acode, bcode, arows, gemv, accumulate,
+         has_bias, m16, err, _wide)
+
+
+@njit(**_J)
+def mma_float8(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc, bsl,
+               acode, bcode, arows, gemv, accumulate, has_bias, m16, err):
+    """mma_float with a 1-byte float operand (fp8 e4m3 / e5m2, hif8)."""
+    _mma(c, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsl, acode, bcode, arows, gemv, accumulate,
+         has_bias, m16, err, _dense)
 
 
 @njit(**_J)

@@ -13,16 +13,16 @@ from numba.np.arrayobj import make_array
 
 from .plain import plain_calls
 from .xcall import xcall
-from .jit import INLINE, LIB
+from .jit import INLINE, XCALLED
 
 _J = INLINE
 # what copy_runs calls once per copy, line or box: compiled once, not inlined at every use
-# (numba's IR inlining was a third of copy_runs' compile time)
-_C = LIB
+# (numba's IR inlining was a third of copy_runs' compile time); only jitted code calls them
+_C = XCALLED
 
 
 @plain_calls                # called at hundreds of sites: inlined in numba's IR at each, it was a
-@njit(**LIB)                # quarter of a cold conformance/test_reduce.py's compile (lib/checks.py)
+@njit(**_C)                 # quarter of a cold conformance/test_reduce.py's compile (lib/checks.py)
 def offset(lay, r, c):
     """Storage index of logical element (r, c) (pto-isa-semantics 3.3)."""
     ir_, ic, brs, bcs, irs, ics = lay
@@ -88,7 +88,7 @@ def col_part(lay, c):
 
 
 @plain_calls
-@njit(**LIB)
+@njit(**_C)
 def parts(lay, r0, rows, c0, cols):
     """(row parts of rows r0 .. r0 + rows - 1, column parts of cols c0 ..): loops over a window
     add two table entries per element instead of dividing by the box sizes."""
@@ -479,7 +479,7 @@ _lines_x, _runs_x, _tbox_x = (xcall(f) for f in (_lines, _runs, _transpose_box))
 
 
 @plain_calls
-@njit(**LIB)
+@njit(**_C)
 def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols
     window, through the two layouts, in runs along rows or along columns (whichever keeps dst,

@@ -320,9 +320,11 @@ def _pad_dir(t: TileVar, v: GmView, mode: int) -> int:
     return PAD_ROWS if mode == ROW else PAD_COLS
 
 
-def _consecutive(v: GmView, mode: int) -> bool:
-    """Whether an unboxed tile's lines are consecutive in GM (their stride is the constant 1), as
-    in most kernels."""
+def _consecutive(t: TileVar, v: GmView, mode: int) -> bool:
+    """Whether the tile is unboxed and its lines are consecutive in GM (their stride is the
+    constant 1), as in most kernels: then move_rows moves it."""
+    if t.type.slayout != "NoneBox":
+        return False
     stride = _line_stride(v, mode)[1]
     return is_static(stride) and stride == 1
 
@@ -330,9 +332,7 @@ def _consecutive(v: GmView, mode: int) -> bool:
 def _mover(name: str, t: TileVar) -> L.Fn:
     """lib/memory.py's ``name`` for a boxed tile (through copy_runs), its ``_lines`` form for an
     unboxed one (ND row-major, DN column-major: line by line, a fraction of the compile)."""
-    if t.type.slayout != "NoneBox":
-        return L.lib(f"memory.{name}")
-    return L.lib(f"memory.{name}_lines")
+    return L.lib(f"memory.{name}" if t.type.slayout != "NoneBox" else f"memory.{name}_lines")
 
 
 def _move_rows(store: bool, t: TileVar, v: GmView, mode: int) -> L.Call:
@@ -347,7 +347,7 @@ def lower_tload(node, soc) -> list[L.Call]:
     mode = transfer_mode(node, soc)
     boxed = ty.slayout != "NoneBox"
     pad = _pad_dir(t, v, mode)
-    if not boxed and pad == NO_PAD and _consecutive(v, mode):
+    if pad == NO_PAD and _consecutive(t, v, mode):
         return L.bounds(v) + [_move_rows(False, t, v, mode)]
     args = (L.tile(t), L.lit(ty.rows), L.lit(ty.cols), L.lit(mode), L.lit(pad),
             L.const(0, ty.dtype.storage) if boxed else pad_value(t), L.lit(32 // ty.dtype.itemsize)) \
@@ -371,7 +371,7 @@ def lower_tstore(node, soc) -> list[L.Call]:
                                     fix="store a Vec tile")
         fn = _ADD_FN.get(v.tensor.dtype.short, "memory.tstore_add")
         return L.bounds(v) + [L.Call(L.lib(fn), args)]
-    if t.type.slayout == "NoneBox" and _consecutive(v, mode):
+    if _consecutive(t, v, mode):
         return L.bounds(v) + [_move_rows(True, t, v, mode)]
     return L.bounds(v) + [L.Call(_mover("tstore", t), args)]
 

@@ -3,13 +3,12 @@ addresses, runtime scalars); each writes the error record and leaves everything 
 from numba import njit
 
 from ... import errcodes as E
-from .jit import INLINE, LIB
+from .jit import INLINE, LIB, XCALLED
 from .plain import plain_calls
-from .jit import XCALLED
 
 _J = LIB
-# The checks a kernel calls (bound, set_valid, assign and the scalar checks) are only ever called
-# through guarded / xcall, so they need no CPython entry point (XCALLED).
+# The checks only kernels call, through guarded (bound, set_valid, assign, the scalar checks), are
+# XCALLED: no CPython entry point (lib/jit.py).
 # The checks kernels and loops call at many sites are plain calls (plain_calls: one compile per
 # argument types, whatever constant the caller passes), not numba IR inlines: inlined, with
 # layout.offset, they were retyped at every site, 151 s against 124 s of CPU for a cold

@@ -400,11 +400,8 @@ def add_run16(typingctx, dst, d, src, s):
         return None
 
     def codegen(context, builder, sig, args):
-        vt = ir.VectorType(ir.FloatType(), 16).as_pointer()
-        pd = make_array(sig.args[0])(context, builder, args[0]).data
-        ps = make_array(sig.args[2])(context, builder, args[2]).data
-        to = builder.bitcast(builder.gep(pd, [_i64(builder, args[1])]), vt)
-        frm = builder.bitcast(builder.gep(ps, [_i64(builder, args[3])]), vt)
+        to = _vector_rows(context, builder, sig.args[0], args[0])(args[1], 0)
+        frm = _vector_rows(context, builder, sig.args[2], args[2])(args[3], 0)
         builder.store(builder.fadd(builder.load(to, align=4), builder.load(frm, align=4)), to, align=4)
         return context.get_dummy_value()
     return types.none(dst, d, src, s), codegen
@@ -509,15 +506,14 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
             while bj < nbj:
                 d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
                 s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
-                if vector and bj + 1 < nbj:
+                pair = vector and bj + 1 < nbj
+                if pair:
                     _box16_pair(dst, d, d + dl[3], src, s, s + sl[3])     # this box and the next
-                    bj += 2
-                    continue
-                if vector:
+                elif vector:
                     _box16(dst, d, src, s)
                 else:
                     _tbox_x(dst, d, m, src, s, n, n, m, add)
-                bj += 1
+                bj += 2 if pair else 1
         return
     ds_r, ss_r = row_run(dl, 0)[1], row_run(sl, 0)[1]
     ds_c, ss_c = col_run(dl, 0)[1], col_run(sl, 0)[1]

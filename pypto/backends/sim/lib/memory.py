@@ -143,7 +143,7 @@ def _gm_line(line, off, s1, s2, so, t0, t1, t2, to):
     return off + i0 * t0 + i1 * t1 + i2 * t2 + j * to
 
 
-@njit(**XCALLED)
+@njit(**_J)
 def tload_lines(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
                 gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
     """tload of an unboxed tile in its own mode (ND row-major ROW, DN column-major COL)."""
@@ -165,7 +165,7 @@ def tload_lines(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
             dst[i * ls + x] = pad
 
 
-@njit(**XCALLED)
+@njit(**_J)
 def move_rows(store, tile, vr, vc, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, err):
     """TLOAD (GM -> tile) or, with ``store``, TSTORE (tile -> GM) of an unboxed tile whose lines
     are consecutive in GM, nothing padded: the lines loops without the strided and padding ones
@@ -182,7 +182,7 @@ def move_rows(store, tile, vr, vc, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t
             _copy_n(tile, np.uint64(line * ls), gm, np.uint64(g), n)
 
 
-@njit(**XCALLED)
+@njit(**_J)
 def tstore_lines(gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, src, vr, vc, lay, mode, err):
     """tstore of an unboxed tile in its own mode."""
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):

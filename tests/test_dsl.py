@@ -514,6 +514,48 @@ def test_out_of_bounds_at_run_time(mode):
     assert not z.numpy().any()                             # the load failed, nothing stored
 
 
+def _window2_body(x, z, r0, c0, h, w):
+    t = pto.Tile(pto.Vec, pto.float32, (8, 8), valid=pto.DYNAMIC)
+    t.set_valid(h, w)
+    pto.TLOAD(t, x[r0:r0 + h, c0:c0 + w])
+    pto.TSTORE(z[0:h, 0:w], t)
+
+
+WINDOW2 = {m: pypto.kernel(_window2_body, mode=m, dynamic_shapes=True) for m in MODES}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mode=st.sampled_from(MODES), r0=st.integers(-2, 7), c0=st.integers(-2, 8),
+       h=st.integers(1, 8), w=st.integers(1, 8))
+def test_runtime_2d_window_names_the_first_bound_it_breaks(mode, r0, c0, h, w):
+    """A 2-D window's six bounds, checked three to a call at run time: a window inside x loads
+    what numpy's slice holds; one outside fails naming the first bound it breaks, in the
+    order the view lists them (eager mode sees the values while tracing: a negative start is
+    refused as such, dim by dim), and stores nothing."""
+    rows, cols = 6, 7
+    x, z = f32((rows, cols), start=1.0), pypto.zeros((8, 8), pypto.float32)
+    dims = [(r0, h, rows), (c0, w, cols)]
+    facts = [[(f"dim {d} stop", s + n, lim), (f"dim {d} extent", n - 1, lim - 1),
+              (f"dim {d} start", s, lim - 1)] for d, (s, n, lim) in enumerate(dims)]
+    broken = [f"{what} = {v} is outside 0..{lim}" for dim in facts for what, v, lim in dim
+              if not 0 <= v <= lim]
+    if mode == "eager":
+        broken = [f"negative index {s} in dim {d}" if s < 0 else
+                  next((f"{what} = {v} is outside 0..{lim}" for what, v, lim in facts[d]
+                        if not 0 <= v <= lim), None)
+                  for d, (s, _, _) in enumerate(dims)]
+        broken = [b for b in broken if b]
+    if not broken:
+        WINDOW2[mode](x, z, r0, c0, h, w)
+        want = np.zeros((8, 8), np.float32)
+        want[:h, :w] = x.numpy()[r0:r0 + h, c0:c0 + w]
+        np.testing.assert_array_equal(z.numpy(), want)
+        return
+    e = raises(E.GMBoundsError, WINDOW2[mode], x, z, r0, c0, h, w)
+    assert broken[0] in str(e), str(e)
+    assert not z.numpy().any()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_view_and_valid_region_disagree_at_run_time(mode):
     k = WINDOW[mode]

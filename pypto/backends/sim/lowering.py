@@ -162,10 +162,12 @@ def bounds(v: GmView, base: int = 0) -> list[Call]:
     """Run-time checks of a view's bounds; ``base`` tells a scalar read's bounds (100 * (j + 1)
     for the j-th GM scalar read of an instruction) from its GM view operand's. Only a scalar
     read's are gates: the kernel reads that element itself, while a view operand is read only by
-    the instruction's own guarded call, which a failed check skips."""
-    return [Call(lib("checks.bound"), (lit(base + k), ("int", val), ("int", lim), err()),
-                 gate=base != 0)
-            for k, (_, val, lim) in enumerate(v.bounds)]
+    the instruction's own guarded call, which a failed check skips. Three bounds to a call
+    (checks.bounds), each numbered base + its place in ``v.bounds``."""
+    pairs = [x for _, val, lim in v.bounds for x in (("int", val), ("int", lim))]
+    pairs += [lit(0)] * (-len(pairs) % 6)
+    return [Call(lib("checks.bounds"), (lit(base + k // 2), *pairs[k:k + 6], err()), gate=base != 0)
+            for k in range(0, len(pairs), 6)]
 
 
 # -- statements -----------------------------------------------------------------------------------

@@ -556,6 +556,38 @@ def test_runtime_2d_window_names_the_first_bound_it_breaks(mode, r0, c0, h, w):
     assert not z.numpy().any()
 
 
+def _run_body(x, z, c0, n, vc):
+    t = pto.Tile(pto.Vec, pto.float32, (1, 16), valid=pto.DYNAMIC)
+    t.set_valid(1, vc)
+    pto.TLOAD(t, x[c0:c0 + n])
+    pto.TSTORE(z[0:vc], t)
+
+
+RUN = {m: pypto.kernel(_run_body, mode=m, dynamic_shapes=True) for m in MODES}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mode=st.sampled_from(MODES), c0=st.integers(-1, 12), n=st.integers(1, 16),
+       vc=st.integers(1, 16))
+def test_runtime_1d_window(mode, c0, n, vc):
+    """A 1-D window moves as one run (lib/memory.py move_run): inside x and as long as the tile's
+    valid row, it loads numpy's slice; past x's end it fails as out of bounds, and with another
+    length than the valid row as a shape mismatch naming both; a failed load stores nothing."""
+    x, z = f32((12,), start=1.0), pypto.zeros((16,), pypto.float32)
+    if c0 < 0 or c0 + n > 12:
+        raises(E.GMBoundsError, RUN[mode], x, z, c0, n, vc)
+    elif n != vc:
+        e = raises(E.ShapeError, RUN[mode], x, z, c0, n, vc)
+        assert str(n) in str(e) and str(vc) in str(e), str(e)
+    else:
+        RUN[mode](x, z, c0, n, vc)
+        want = np.zeros(16, np.float32)
+        want[:n] = x.numpy()[c0:c0 + n]
+        np.testing.assert_array_equal(z.numpy(), want)
+        return
+    assert not z.numpy().any()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_view_and_valid_region_disagree_at_run_time(mode):
     k = WINDOW[mode]

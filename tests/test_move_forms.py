@@ -1,8 +1,9 @@
 """TLOAD / TSTORE of an unboxed tile call the small move_rows (one function for both directions)
-where every line is consecutive in GM and nothing is padded, and tload_lines / tstore_lines
-otherwise (a column-major tile's columns from a row-major view; a padded tile): the small form
-leaves out loops whose compile was a third of a cold first launch's TLOAD. The results are numpy's
-either way."""
+where every line is consecutive in GM and nothing is padded, move_run where the view and the
+tile rows it fills are each one run (one row, or whole rows of both), and tload_lines /
+tstore_lines otherwise (a column-major tile's columns from a row-major view; a padded tile): the
+smaller forms leave out loops whose compile was most of a cold first launch's TLOAD. The results
+are numpy's either way."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,12 @@ import pytest
 import pypto
 from pypto import pto
 
-FORMS = {"consecutive": ("move_rows", "move_rows"),
+FORMS = {"consecutive": ("move_rows", "move_rows"),   # rows of 16 from rows of 32
+         "whole rows": ("move_run", "move_run"),       # all 32 columns: one run of 8 x 32
+         "one row": ("move_run", "move_run"),
          "strided": ("tload_lines", "tstore_lines"),     # GM stride 32 along the tile's lines
          "padded": ("tload_lines", "move_rows")}
+WINDOW = {"padded": np.s_[:, 0:10], "whole rows": np.s_[:, :], "one row": np.s_[2:3, 0:16]}
 
 
 def _kernel(case: str):
@@ -24,13 +28,19 @@ def _kernel(case: str):
         elif case == "padded":           # 10 columns: the last 32-byte block of each row is padded
             src, dst = x[:, 0:10], y[:, 0:10]
             t = pto.Tile(pto.Vec, pto.float32, (8, 16), valid=(8, 10), pad=pto.PadMax)
+        elif case == "whole rows":
+            src, dst = x[:, :], y[:, :]
+            t = pto.Tile(pto.Vec, pto.float32, (8, 32))
+        elif case == "one row":
+            src, dst = x[2:3, 0:16], y[2:3, 0:16]
+            t = pto.Tile(pto.Vec, pto.float32, (1, 16))
         else:
             src, dst = x[:, 0:16], y[:, 0:16]
             t = pto.Tile(pto.Vec, pto.float32, (8, 16))
         pto.TLOAD(t, src)
         pto.TADDS(t, t, 1.0)
         pto.TSTORE(dst, t)
-    k.__name__ = f"k_{case}"
+    k.__name__ = f"k_{case.replace(' ', '_')}"
     return pypto.kernel(k)
 
 
@@ -43,7 +53,7 @@ def test_each_move_takes_its_form_and_gives_numpys_result(case):
         k = _kernel(case)
         k(x, y)
         want = np.zeros((8, 32), np.float32)
-        cols = np.s_[:, 0:10] if case == "padded" else np.s_[:, 0:16]
+        cols = WINDOW.get(case, np.s_[:, 0:16])
         want[cols] = xh[cols] + np.float32(1.0)
         np.testing.assert_array_equal(y.numpy(), want)
         prog = next(p for ir in k._traces.values() for p in ir.programs.values())

@@ -335,9 +335,25 @@ def _mover(name: str, t: TileVar) -> L.Fn:
     return L.lib(f"memory.{name}" if t.type.slayout != "NoneBox" else f"memory.{name}_lines")
 
 
+def _one_run(t: TileVar, v: GmView, mode: int) -> bool:
+    """Whether a view whose lines are consecutive (_consecutive) is one run of GM, and the tile
+    rows it fills are one run of storage too: one row, or whole rows of both (the view's row
+    stride and the tile's row both the view's width)."""
+    if mode != ROW or not all(is_static(s) and s == 1 for s in v.shape[:3]):
+        return False
+    rows, cols, step = v.shape[3], v.shape[4], v.strides[3]
+    if is_static(rows) and rows == 1:
+        return True
+    return is_static(cols) and is_static(step) and cols == step == t.type.cols
+
+
 def _move_rows(store: bool, t: TileVar, v: GmView, mode: int) -> L.Call:
     """An unboxed tile's lines consecutive in GM, nothing padded: lib/memory.py's move_rows, one
-    small compile serving TLOAD and TSTORE alike."""
+    small compile serving TLOAD and TSTORE alike; its move_run when both sides are one run."""
+    if _one_run(t, v, mode):
+        return L.Call(L.lib("memory.move_run"), (L.lit(store), L.tile(t), ("gm", v.tensor),
+                                                  ("int", v.offset), ("int", v.shape[3]),
+                                                  ("int", v.shape[4]), L.err()))
     return L.Call(L.lib("memory.move_rows"), (L.lit(store), L.tile(t), L.lit(mode)) + L.view(v) + (L.err(),))
 
 

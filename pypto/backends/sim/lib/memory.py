@@ -7,15 +7,16 @@ tile's logical (row, col) is the ``mode`` (pto-isa-semantics 4.2):
   COL (1)  DN view, column-major tile: row i3, col ((i0*s1 + i1)*s2 + i2)*s4 + i4
   NZ  (2)  NZ view [B, C1, R1, 16, c0], Nz tile: row i2*s3 + i3, col (i0*s1 + i1)*s4 + i4
 
-Tile elements are addressed through the layout descriptor and move in runs of consecutive
-storage where both sides have them (layout.copy_runs). An unboxed tile (ND row-major, DN
-column-major) is a stack of lines the view's contiguous axis fills one by one: tload_lines /
-tstore_lines move those with no run planning, and compile in a fraction of copy_runs' time (most of
-a first launch's); move_rows, for lines consecutive in GM with nothing to pad (what most kernels
-move), leaves out the strided and padding loops too and serves both directions. TLOAD pads like the NPU: only the tail of
-the last partial 32-byte block of each copied row (PAD_ROWS) or column (PAD_COLS), with the value
-the caller passes (units/memory.py decides which, and whether: 4.3); NZ rows are whole blocks, so
-nothing is padded there.
+Tile elements are addressed through the layout descriptor and move in runs of consecutive storage
+where both sides have them (layout.copy_runs). An unboxed tile (ND row-major, DN column-major) is a
+stack of lines the view's contiguous axis fills one by one: tload_lines / tstore_lines move those
+with no run planning, and compile in a fraction of copy_runs' time (most of a first launch's);
+move_rows, for lines consecutive in GM with nothing to pad (what most kernels move), leaves out the
+strided and padding loops too and serves both directions; move_run, for a view that is one run of
+GM filling whole tile rows (a 1-D window), is a single move. TLOAD pads like the NPU: only the tail
+of the last partial 32-byte block of each copied row (PAD_ROWS) or column (PAD_COLS), with the
+value the caller passes (units/memory.py decides which, and whether: 4.3); NZ rows are whole
+blocks, so nothing is padded there.
 """
 import numpy as np
 from llvmlite import ir
@@ -180,6 +181,29 @@ def move_rows(store, tile, vr, vc, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t
             _store_n(gm, np.uint64(g), tile, np.uint64(line * ls), n)
         else:
             _copy_n(tile, np.uint64(line * ls), gm, np.uint64(g), n)
+
+
+@njit(**_J)
+def move_run(store, tile, vr, vc, lay, gm, off, rows, cols, err):
+    """TLOAD or TSTORE of a rows x cols view that is one run of consecutive GM elements, as are
+    the tile's first rows (units/memory.py decides: a 1-D window, or whole rows of both): one
+    move, checked as move_rows checks it, in a third of its compile."""
+    n = rows * cols
+    if vr != rows or vc != cols:
+        err[0] = E.SHAPE
+        err[1] = rows
+        err[2] = cols
+        err[3] = vr
+        err[4] = vc
+    elif off < 0 or off + n - 1 >= gm.shape[0] or rows < 1 or cols < 1:
+        err[0] = E.GM_BOUNDS
+        err[1] = -1
+        err[2] = off + n - 1
+        err[3] = gm.shape[0] - 1
+    elif store:
+        _store_n(gm, np.uint64(off), tile, np.uint64(0), n)
+    else:
+        _copy_n(tile, np.uint64(0), gm, np.uint64(off), n)
 
 
 @njit(**_J)

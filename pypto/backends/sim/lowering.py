@@ -37,6 +37,7 @@ class Fn:
     name: str
     source: str | None = None
     dense: "Fn | None" = None     # the instance to call when every tile operand is ND (lower())
+    inplace: tuple = ()           # dense instances for dst being source 1, source 2 (lower())
 
 
 @dataclass(frozen=True)
@@ -55,17 +56,25 @@ def lib(path: str) -> Fn:
 @functools.lru_cache(maxsize=None)
 def ew(form: str, opmod: str, op: str, codec: str) -> Fn:
     """An instance of an elementwise loop template (lib/elementwise.py); lower() swaps in its
-    ND-only twin when the call's tiles are all ND."""
+    ND-only twin when the call's tiles are all ND, or the twin's in-place form when dst is one
+    of the sources."""
     from .lib import elementwise as EW   # numba: only when a kernel is generated
     src, prefix, fn = EW.instance(form, opmod, op, codec, dense=False)
     dsrc, dprefix, _ = EW.instance(form, opmod, op, codec, dense=True)
-    return Fn(prefix, fn, src, Fn(dprefix, fn, dsrc))
+    inplace = tuple(Fn(p, fn, s) for s, p, _ in (EW.instance(form, opmod, op, codec, True, x)
+                                                  for x in EW.aliases(form)))
+    return Fn(prefix, fn, src, Fn(dprefix, fn, dsrc), inplace)
 
 
 def _for_layouts(c: Call) -> Call:
-    """The call with its function's instance for the layouts its tiles have (they are static)."""
-    if c.fn.dense is None or not all(a[1].type.rows_dense for a in c.args if a[0] == "tile"):
+    """The call with its function's instance for the layouts its tiles have (they are static),
+    and for dst being a source's very tile (TADD(t, t, u))."""
+    tiles = [a[1] for a in c.args if a[0] == "tile"]
+    if c.fn.dense is None or not all(t.type.rows_dense for t in tiles):
         return c
+    for k, f in enumerate(c.fn.inplace, 1):
+        if tiles[k].id == tiles[0].id:
+            return Call(f, c.args, c.gate)
     return Call(c.fn.dense, c.args, c.gate)
 
 

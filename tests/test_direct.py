@@ -15,7 +15,7 @@ from pypto.backends.base import Stats
 CALLEE = '''
 import numpy as np
 from numba import njit
-from pypto.backends.sim.lib.xcall import XCALLED
+from pypto.backends.sim.lib.jit import XCALLED
 
 
 @njit(**XCALLED)

@@ -28,7 +28,7 @@ from pypto.backends.sim.lib.checks import covers
 from pypto.backends.sim.lib.layout import offset
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 {opline}
-from pypto.backends.sim.lib.xcall import XCALLED as _J
+from pypto.backends.sim.lib.jit import XCALLED as _J
 """
 
 FORMS = {

@@ -38,7 +38,7 @@ from pypto.backends.sim.lib.layout import offset
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 from pypto.backends.sim.lib.ops import {op} as op
 from pypto.units.complex_faults import rule_fault5
-from pypto.backends.sim.lib.xcall import XCALLED as _J
+from pypto.backends.sim.lib.jit import XCALLED as _J
 
 
 @njit(**_J)            # called twice below: compiled once, where inlining typed its loop twice

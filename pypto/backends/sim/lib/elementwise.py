@@ -35,7 +35,7 @@ from pypto.backends.sim.lib.layout import offset, row_dense, row as _row, same a
 from pypto.backends.sim.lib.ops import {ld} as ld, {st} as st
 from {opmod} import {op} as op
 
-from pypto.backends.sim.lib.xcall import XCALLED as _J
+from pypto.backends.sim.lib.jit import XCALLED as _J
 """
 
 FORMS = {

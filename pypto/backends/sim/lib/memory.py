@@ -38,20 +38,10 @@ _J = XCALLED         # only jitted code calls these (kernels through guarded): l
 _copy_runs = xcall(copy_runs)
 
 
-
 @njit(inline="always", **_J)
-def _extent(mode, s0, s1, s2, s3, s4):
-    """(rows, cols) of the tile region a view fills."""
-    if mode == ROW:
-        return s0 * s1 * s2 * s3, s4
-    if mode == COL:
-        return s3, s0 * s1 * s2 * s4
-    return s2 * s3, s0 * s1 * s4
-
-
-@njit(inline="always", **_J)     # compiled on its own, it was 0.1-0.15 s of every first launch
-def _check(mode, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
-    rows, cols = _extent(mode, s0, s1, s2, s3, s4)
+def _fits(rows, cols, vr, vc, off, last, gm_len, extents_ok, err):
+    """The view fills the tile's valid region (rows x cols == vr x vc) and its elements, off ..
+    last, lie in GM; else SHAPE or GM_BOUNDS. False after a fault."""
     if rows != vr or cols != vc:
         err[0] = E.SHAPE
         err[1] = rows
@@ -59,14 +49,27 @@ def _check(mode, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, er
         err[3] = vr
         err[4] = vc
         return False
-    last = off + (s0 - 1) * t0 + (s1 - 1) * t1 + (s2 - 1) * t2 + (s3 - 1) * t3 + (s4 - 1) * t4
-    if off < 0 or last >= gm_len or s0 < 1 or s1 < 1 or s2 < 1 or s3 < 1 or s4 < 1:
+    if off < 0 or last >= gm_len or not extents_ok:
         err[0] = E.GM_BOUNDS
         err[1] = -1
         err[2] = last
         err[3] = gm_len - 1
         return False
     return True
+
+
+@njit(inline="always", **_J)     # compiled on its own, it was 0.1-0.15 s of every first launch
+def _check(mode, gm_len, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
+    """_fits of a 5-D view, whose (rows, cols) on the tile follow from the mode."""
+    if mode == ROW:
+        rows, cols = s0 * s1 * s2 * s3, s4
+    elif mode == COL:
+        rows, cols = s3, s0 * s1 * s2 * s4
+    else:
+        rows, cols = s2 * s3, s0 * s1 * s4
+    last = off + (s0 - 1) * t0 + (s1 - 1) * t1 + (s2 - 1) * t2 + (s3 - 1) * t3 + (s4 - 1) * t4
+    return _fits(rows, cols, vr, vc, off, last, gm_len,
+                 s0 >= 1 and s1 >= 1 and s2 >= 1 and s3 >= 1 and s4 >= 1, err)
 
 
 @njit(inline="always", **_J)
@@ -189,18 +192,9 @@ def move_run(store, tile, vr, vc, lay, gm, off, rows, cols, err):
     the tile's first rows (units/memory.py decides: a 1-D window, or whole rows of both): one
     move, checked as move_rows checks it, in a third of its compile."""
     n = rows * cols
-    if vr != rows or vc != cols:
-        err[0] = E.SHAPE
-        err[1] = rows
-        err[2] = cols
-        err[3] = vr
-        err[4] = vc
-    elif off < 0 or off + n - 1 >= gm.shape[0] or rows < 1 or cols < 1:
-        err[0] = E.GM_BOUNDS
-        err[1] = -1
-        err[2] = off + n - 1
-        err[3] = gm.shape[0] - 1
-    elif store:
+    if not _fits(rows, cols, vr, vc, off, off + n - 1, gm.shape[0], rows >= 1 and cols >= 1, err):
+        return
+    if store:
         _store_n(gm, np.uint64(off), tile, np.uint64(0), n)
     else:
         _copy_n(tile, np.uint64(0), gm, np.uint64(off), n)

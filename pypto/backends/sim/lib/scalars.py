@@ -8,7 +8,8 @@ instead cost numba's IR inliner up to 3 s of one kernel's compile.
 from numba import njit
 
 from .ops import bf16_to_f32, f16_to_f32, scalar_bf16, scalar_f16
-from .xcall import XCALLED, xcall
+from .jit import XCALLED
+from .xcall import xcall
 
 
 @njit(**XCALLED)

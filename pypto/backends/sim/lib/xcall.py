@@ -28,9 +28,6 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 
 from ...errcodes import SITE
-from .jit import XCALLED
-
-__all__ = ["XCALLED", "guarded", "xcall"]     # the generated templates import XCALLED from here
 
 _DONE: dict = {}
 _LOCK = threading.RLock()

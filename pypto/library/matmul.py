@@ -20,7 +20,7 @@ from ..lang.kernel import KernelFunction, kernel
 from . import forms as F
 from .kernels import launch_dims
 
-BM, BN_MAX = 128, 256           # output tile rows; columns: as many as the SoC's L0C holds, up to 256
+BM, BN_MAX = 256, 256           # output tile rows; columns: as many as the SoC's L0C holds, up to 256
 _ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
 RELU = Param("relu", "bool", (False, True), False)
 
@@ -29,7 +29,10 @@ def tile_sizes(soc, in_dt: D.DType) -> tuple[int, int, int]:
     """(BM, BN, BK): BN is the widest BM x BN 4-byte accumulator L0C holds (fewer, wider tiles
     move less data per multiply), BK the largest that fits a BM x BK tile in L0A and a BK x BN
     one in L0B (this kernel is not double-buffered: examples/kernel_gemm.py shows ping-pong), a
-    multiple of 32 bytes' worth of elements."""
+    multiple of 32 bytes' worth of elements. On a2a3 that is 256 x 128 x 128: the cube moves the
+    same bytes per multiply as 128 x 256 x 128, but the simulator's costlier side is B's (L1 -> L0B
+    transposes its boxes, and BLAS packs it with its slower copy), so B gets the smaller tile: the
+    1024^3 GEMM runs 3-10 % faster (benchmarks/README.md)."""
     bn = min(BN_MAX, soc.space("Acc").capacity // (BM * 4))
     cap = min(soc.space("Left").capacity // BM, soc.space("Right").capacity // bn)
     bk = cap // in_dt.itemsize

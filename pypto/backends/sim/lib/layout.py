@@ -144,28 +144,35 @@ def _operands(context, builder, sig, args):
         _i64(builder, args[4])
 
 
-def _emit_move(context, builder, sig, args):
-    """dst[d:d + n] = src[s:s + n] as one llvm.memmove; the box widths (8, 16 and 32 elements: a
-    32-byte box row, or L0C's 16) branch to a fixed-size move, which LLVM emits as a few vector
-    loads then stores, free of a call's set-up (GM -> Nz runs 2.4x faster)."""
-    pd, ps, size, n = _operands(context, builder, sig, args)
-    to, frm = builder.gep(pd, [args[1]]), builder.gep(ps, [args[3]])
-    i64 = ir.IntType(64)
-    done = builder.append_basic_block("move.done")
-    other = builder.append_basic_block("move.any")
-    switch = builder.switch(n, other)
-    for width in (8, 16, 32):
-        block = builder.append_basic_block(f"move.{width}")
-        switch.add_case(ir.Constant(i64, width), block)
-        with builder.goto_block(block):          # one vector load, then its store
-            vt = ir.VectorType(to.type.pointee, width).as_pointer()
-            v = builder.load(builder.bitcast(frm, vt), align=1)
-            builder.store(v, builder.bitcast(to, vt), align=1)
+def _mover(widths):
+    """The codegen of dst[d:d + n] = src[s:s + n] as one llvm.memmove, where n among ``widths``
+    (a function of the element size) branches to a fixed-size move, which LLVM emits as a few
+    vector loads then stores, free of a call's set-up."""
+    def emit(context, builder, sig, args):
+        pd, ps, size, n = _operands(context, builder, sig, args)
+        to, frm = builder.gep(pd, [args[1]]), builder.gep(ps, [args[3]])
+        i64 = ir.IntType(64)
+        done = builder.append_basic_block("move.done")
+        other = builder.append_basic_block("move.any")
+        switch = builder.switch(n, other)
+        for width in widths(size):
+            block = builder.append_basic_block(f"move.{width}")
+            switch.add_case(ir.Constant(i64, width), block)
+            with builder.goto_block(block):          # one vector load, then its store
+                vt = ir.VectorType(to.type.pointee, width).as_pointer()
+                v = builder.load(builder.bitcast(frm, vt), align=1)
+                builder.store(v, builder.bitcast(to, vt), align=1)
+                builder.branch(done)
+        with builder.goto_block(other):
+            cgutils.raw_memmove(builder, to, frm, n, size)
             builder.branch(done)
-    with builder.goto_block(other):
-        cgutils.raw_memmove(builder, to, frm, n, size)
-        builder.branch(done)
-    builder.position_at_end(done)
+        builder.position_at_end(done)
+    return emit
+
+
+# a run: the box widths (8, 16 and 32 elements: a 32-byte box row, or L0C's 16) move as vectors
+# (GM -> Nz runs 2.4x faster); a box: its 512 bytes
+_emit_move, _emit_box = _mover(lambda size: (8, 16, 32)), _mover(lambda size: (512 // size,))
 
 
 STREAM_MIN_BYTES = 2048     # shorter GM runs are stored through the cache
@@ -240,6 +247,12 @@ def _typed_run(emit_same, dst, d, src, s, n):
 def _copy_n(typingctx, dst, d, src, s, n):
     """dst[d:d + n] = src[s:s + n]."""
     return _typed_run(_emit_move, dst, d, src, s, n)
+
+
+@intrinsic
+def _copy_box(typingctx, dst, d, src, s, n):
+    """dst[d:d + n] = src[s:s + n] for a whole box: one vector move for a 512-byte box."""
+    return _typed_run(_emit_box, dst, d, src, s, n)
 
 
 @intrinsic
@@ -333,6 +346,33 @@ def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
     if not ((d == rowmajor or d == colmajor) and (s == rowmajor or s == colmajor)):
         return 0
     return SAME if d == s else TRANSPOSED
+
+
+@plain_calls
+@njit(**_C)
+def _rows16(dst, d, src, s, step, n):
+    """16 runs of n elements, src's at stride ``step``, into one consecutive stretch of dst: the
+    rows of one box of a GM -> Nz / Zz load, each a fixed-width vector move."""
+    for i in range(16):
+        _copy_n(dst, np.uint64(d + i * n), src, np.uint64(s + i * step), n)
+
+
+@plain_calls
+@njit(**_C)
+def _box_rows(lp, lines, step, length):
+    """The run length n (8, 16 or 32) when every run of the copy has it, src's lines are ``step``
+    apart and dst's lines, in each aligned group of 16, are consecutive runs: then _rows16 moves
+    each group's run as one box; else 0."""
+    n = length[0]
+    if not (n == 8 or n == 16 or n == 32) or lines % 16 != 0:
+        return 0
+    for k in range(length.size):
+        if length[k] != n:
+            return 0
+    for i in range(lines):
+        if lp[i, 0] != lp[0, 0] + i * step or lp[i, 1] != lp[i - i % 16, 1] + (i % 16) * n:
+            return 0
+    return n
 
 
 # One round of the 16 x 16 transpose interleaves row i with row i + 8: the low (h = 0) or high
@@ -472,7 +512,8 @@ def _transpose_box(dst, d, di, src, s, si, n, m, add):
 
 # copy_runs calls its three larger helpers through xcall: linked in, numba optimised them again
 # inside each of copy_runs' specialisations. (copy_runs itself is only ever called through xcall.)
-_lines_x, _runs_x, _tbox_x = (xcall(f) for f in (_lines, _runs, _transpose_box))
+_lines_x, _runs_x, _tbox_x, _rows16_x, _box_rows_x = (xcall(f) for f in (_lines, _runs, _transpose_box,
+                                                                      _rows16, _box_rows))
 
 
 @plain_calls
@@ -487,6 +528,13 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     boxes = _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols)
     if boxes == SAME:
         ir_, ic = dl[0], dl[1]
+        if not add:                                      # box by box, each one move
+            for bi in range(rows // ir_):
+                for bj in range(cols // ic):
+                    s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
+                    d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
+                    _copy_box(dst, np.uint64(d), src, np.uint64(s), ir_ * ic)
+            return
         nb = (rows // ir_) * (cols // ic)
         starts = np.empty((nb, 2), np.int64)             # each box's (src, dst) start
         for bi in range(rows // ir_):
@@ -531,7 +579,12 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     for i in range(lines):
         lp[i, 0] = sb + (row_part(sl, sr0 + i) if along_row else col_part(sl, sc0 + i))
         lp[i, 1] = db + (row_part(dl, dr0 + i) if along_row else col_part(dl, dc0 + i))
+    step = lp[1, 0] - lp[0, 0] if lines > 1 else 0
+    box = 0 if add or ds != 1 or ss != 1 else _box_rows_x(lp, lines, step, length)
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):
-            _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)
+            if box and length[k] == box and i1 - i0 == 16:
+                _rows16_x(dst, lp[i0, 1] + dp[k], src, lp[i0, 0] + sp[k], step, box)
+            else:
+                _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)

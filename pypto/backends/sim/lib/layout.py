@@ -350,28 +350,31 @@ def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
 
 @plain_calls
 @njit(**_C)
-def _rows16(dst, d, src, s, step, n):
-    """16 runs of n elements, src's at stride ``step``, into one consecutive stretch of dst: the
-    rows of one box of a GM -> Nz / Zz load, each a fixed-width vector move."""
+def _rows16(dst, d, dstep, src, s, sstep, n):
+    """16 runs of n elements, the i-th from src[s + i * sstep] to dst[d + i * dstep]: one box's
+    rows of a GM <-> Nz / Zz move (one side's steps are n, the box's rows), each a fixed-width
+    vector move."""
     for i in range(16):
-        _copy_n(dst, np.uint64(d + i * n), src, np.uint64(s + i * step), n)
+        _copy_n(dst, np.uint64(d + i * dstep), src, np.uint64(s + i * sstep), n)
 
 
 @plain_calls
 @njit(**_C)
-def _box_rows(lp, lines, step, length):
-    """The run length n (8, 16 or 32) when every run of the copy has it, src's lines are ``step``
-    apart and dst's lines, in each aligned group of 16, are consecutive runs: then _rows16 moves
-    each group's run as one box; else 0."""
+def _box_rows(lp, lines, length):
+    """The run length n (8, 16 or 32) when every run of the copy has it and, in each aligned
+    group of 16 lines, each side's lines are evenly spaced (lp[1] - lp[0] apart): then _rows16
+    moves each group's run at once; else 0."""
     n = length[0]
     if not (n == 8 or n == 16 or n == 32) or lines % 16 != 0:
         return 0
     for k in range(length.size):
         if length[k] != n:
             return 0
-    for i in range(lines):
-        if lp[i, 0] != lp[0, 0] + i * step or lp[i, 1] != lp[i - i % 16, 1] + (i % 16) * n:
-            return 0
+    for c in range(2):
+        step = lp[1, c] - lp[0, c]
+        for i in range(lines):
+            if lp[i, c] != lp[i - i % 16, c] + (i % 16) * step:
+                return 0
     return n
 
 
@@ -579,12 +582,12 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
     for i in range(lines):
         lp[i, 0] = sb + (row_part(sl, sr0 + i) if along_row else col_part(sl, sc0 + i))
         lp[i, 1] = db + (row_part(dl, dr0 + i) if along_row else col_part(dl, dc0 + i))
-    step = lp[1, 0] - lp[0, 0] if lines > 1 else 0
-    box = 0 if add or ds != 1 or ss != 1 else _box_rows_x(lp, lines, step, length)
+    box = 0 if add or ds != 1 or ss != 1 else _box_rows_x(lp, lines, length)
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):
             if box and length[k] == box and i1 - i0 == 16:
-                _rows16_x(dst, lp[i0, 1] + dp[k], src, lp[i0, 0] + sp[k], step, box)
+                _rows16_x(dst, lp[i0, 1] + dp[k], lp[1, 1] - lp[0, 1], src, lp[i0, 0] + sp[k],
+                          lp[1, 0] - lp[0, 0], box)
             else:
                 _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)

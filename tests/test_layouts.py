@@ -134,8 +134,8 @@ def _copy_runs():
     from pypto.backends.sim.lib.layout import copy_runs
 
     @njit(cache=False)
-    def call(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
-        copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add)
+    def call(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, stream=False):
+        copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, stream)
     return call
 
 
@@ -143,11 +143,14 @@ def _copy_runs():
 @given(kinds=st.tuples(st.sampled_from(["ND", "Nz", "Zz", "Zn", "Nn"]),
                        st.sampled_from(["ND", "Nz", "Zz", "Zn", "Nn"])),
        box=st.sampled_from([(16, 16), (16, 8), (16, 32)]), aligned=st.booleans(), add=st.booleans(),
-       dst_type=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 32 - 1))
-def test_copy_runs_equals_the_element_by_element_copy(kinds, box, aligned, add, dst_type, seed):
+       stream=st.booleans(), dst_type=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_copy_runs_equals_the_element_by_element_copy(kinds, box, aligned, add, stream, dst_type,
+                                                      seed):
     """Every layout pair, box-aligned windows (whole boxes move at once when both layouts box
-    alike, and transpose box by box when their inner orders differ) and unaligned ones, more
-    lines than one 16-line block, plain and accumulating, same and converting element types."""
+    alike, and transpose box by box when their inner orders differ; a boxed side's 16-line groups
+    move box row by box row, streamed or not) and unaligned ones, more lines than one 16-line
+    block, plain and accumulating, same and converting element types."""
     copy_runs = _copy_runs()
     rng = np.random.default_rng(seed)
     ir, ic = box
@@ -166,7 +169,7 @@ def test_copy_runs_equals_the_element_by_element_copy(kinds, box, aligned, add, 
             v = src[_at(sd, r0 + i, c0 + j)]
             at = _at(dd, r0 + i, c0 + j)
             want[at] = want[at] + v if add else v
-    copy_runs(dst, 0, tuple(dd), r0, c0, src, 0, tuple(sd), r0, c0, n, m, add)
+    copy_runs(dst, 0, tuple(dd), r0, c0, src, 0, tuple(sd), r0, c0, n, m, add, stream)
     np.testing.assert_array_equal(dst, want)
 
 

@@ -39,7 +39,8 @@ def test_the_cube_operand_path_is_compiled_for_plain_types():
     cube._raw.get_call_template((u16, lay, types.int64, types.int64, types.literal(True)), {})
     layout.copy_runs.get_call_template(
         (u16, types.literal(0), lay, types.literal(0), types.literal(0), u16, types.literal(0), lay,
-         types.int64, types.int64, types.int64, types.int64, types.literal(False)), {})
+         types.int64, types.int64, types.int64, types.int64, types.literal(False),
+         types.literal(False)), {})
     for disp in (cube._raw, layout.copy_runs):
         assert disp.overloads and not any(map(_literal, disp.overloads)), disp.py_func.__name__
 

@@ -44,7 +44,7 @@ def _raw(src, lay, rows, cols, transposed):
     of the transpose when ``transposed`` (so a Zn operand's box columns stay runs)."""
     out = np.empty(rows * cols, src.dtype)
     dense = strided(1, rows) if transposed else strided(cols, 1)
-    _copy(out, 0, dense, 0, 0, src, 0, lay, 0, 0, rows, cols, False)
+    _copy(out, 0, dense, 0, 0, src, 0, lay, 0, 0, rows, cols, False, False)
     return out.reshape(cols, rows) if transposed else out.reshape(rows, cols)
 
 
@@ -223,7 +223,7 @@ def _into_acc(c, cl, p, rows, n, accumulate):
     row-major inside (L0C's Nz) take a box row per vector move or add; other layouts copy_runs."""
     flat = p.ravel()
     if not (cl[1] == 16 and cl[4] == 16 and cl[5] == 1 and n % 16 == 0):
-        _copy(c, 0, cl, 0, 0, flat, 0, strided(n, 1), 0, 0, rows, n, accumulate)
+        _copy(c, 0, cl, 0, 0, flat, 0, strided(n, 1), 0, 0, rows, n, accumulate, False)
         return
     for bj in range(n // 16):
         for i in range(rows):
@@ -283,7 +283,7 @@ def mma_int(c, cvr, cvc, cl, a, avr, avc, al, b, bvr, bvc, bl, bias, bsvr, bsvc,
             if has_bias and not accumulate:
                 s += np.int64(bias[offset(bsl, 0, j)])
             acc[i, j] = np.int32(((s + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31)
-    _copy(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False)
+    _copy(c, 0, cl, 0, 0, acc.ravel(), 0, strided(n, 1), 0, 0, rows, n, False, False)
 
 
 @njit(**_J)
@@ -323,7 +323,7 @@ def copy_window(dst, dvr, dvc, dl, src, svr, svc, sl, rows, cols, sr0, sc0, dr0,
     """dst[dr0 + i, dc0 + j] = src[sr0 + i, sc0 + j] (raw elements, any layouts)."""
     if not _inside(rows, cols, sr0, sc0, dr0, dc0, srows, scols, drows, dcols, err):
         return
-    _copy(dst, 0, dl, dr0, dc0, src, 0, sl, sr0, sc0, rows, cols, False)
+    _copy(dst, 0, dl, dr0, dc0, src, 0, sl, sr0, sc0, rows, cols, False, False)
 
 
 @njit(inline="always", **_J)

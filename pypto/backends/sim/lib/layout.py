@@ -179,12 +179,12 @@ STREAM_MIN_BYTES = 2048     # shorter GM runs are stored through the cache
 _LINE = 64                  # bytes per non-temporal vector store (a cache line)
 
 
-def _emit_stream(context, builder, sig, args):
+def _emit_stream(context, builder, sig, args, min_bytes=STREAM_MIN_BYTES, fence=True):
     """dst[d:d + n] = src[s:s + n] for a TSTORE's run into GM: non-temporal stores, one cache line
-    each, over the 64-byte aligned part of a run of at least STREAM_MIN_BYTES. They skip the read
+    each, over the 64-byte aligned part of a run of at least ``min_bytes``. They skip the read
     for ownership of lines about to be overwritten and leave the caches to the tiles (a 16M-element
     add on two threads: 8.0 -> 6.8 ms). The rest moves as _emit_move does; a fence then orders the
-    stores before whatever the block does next."""
+    stores before whatever the block does next (without ``fence``, the caller's _fence does)."""
     pd, ps, size, n = _operands(context, builder, sig, args)
     i64 = ir.IntType(64)
     width = _LINE // size
@@ -196,7 +196,7 @@ def _emit_stream(context, builder, sig, args):
                             builder.gep(ps, [builder.add(s0, at)]), count, size)
 
     addr = builder.ptrtoint(builder.gep(pd, [d0]), i64)
-    short = builder.icmp_unsigned("<", n, const(STREAM_MIN_BYTES // size))
+    short = builder.icmp_unsigned("<", n, const(max(1, min_bytes // size)))
     odd = builder.icmp_unsigned("!=", builder.urem(addr, const(size)), const(0))
     with builder.if_else(builder.or_(short, odd)) as (plain, streamed):
         with plain:
@@ -217,7 +217,8 @@ def _emit_stream(context, builder, sig, args):
                 store.set_metadata("nontemporal", hint)
             done = builder.add(lead, builder.mul(lines, const(width)))
             move(done, builder.sub(n, done))
-            builder.fence("seq_cst")
+            if fence:
+                builder.fence("seq_cst")
 
 
 def _convert(dst, d, src, s, n):
@@ -253,6 +254,22 @@ def _copy_n(typingctx, dst, d, src, s, n):
 def _copy_box(typingctx, dst, d, src, s, n):
     """dst[d:d + n] = src[s:s + n] for a whole box: one vector move for a 512-byte box."""
     return _typed_run(_emit_box, dst, d, src, s, n)
+
+
+@intrinsic
+def _stream_run(typingctx, dst, d, src, s, n):
+    """A run of a boxed tile's TSTORE (a box row, one cache line of f32): its whole lines stored
+    non-temporally whatever its length, with no fence (copy_runs fences once, after its runs)."""
+    return _typed_run(lambda cx, b, sg, a: _emit_stream(cx, b, sg, a, 0, False), dst, d, src, s, n)
+
+
+@intrinsic
+def _fence(typingctx):
+    """Order the non-temporal stores before this thread's next memory access."""
+    def codegen(context, builder, sig, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.none(), codegen
 
 
 @intrinsic
@@ -350,12 +367,18 @@ def _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols):
 
 @plain_calls
 @njit(**_C)
-def _rows16(dst, d, dstep, src, s, sstep, n):
+def _rows16(dst, d, dstep, src, s, sstep, n, stream):
     """16 runs of n elements, the i-th from src[s + i * sstep] to dst[d + i * dstep]: one box's
     rows of a GM <-> Nz / Zz move (one side's steps are n, the box's rows), each a fixed-width
-    vector move."""
-    for i in range(16):
-        _copy_n(dst, np.uint64(d + i * dstep), src, np.uint64(s + i * sstep), n)
+    vector move, or with ``stream`` (into GM) its whole cache lines stored non-temporally: a
+    TSTORE's output is seldom read again soon, and its lines need no read for ownership (the
+    1024^3 GEMM's 32 stores of 256 x 128 f32: 2-3 % of its time)."""
+    if stream:
+        for i in range(16):
+            _stream_run(dst, np.uint64(d + i * dstep), src, np.uint64(s + i * sstep), n)
+    else:
+        for i in range(16):
+            _copy_n(dst, np.uint64(d + i * dstep), src, np.uint64(s + i * sstep), n)
 
 
 @plain_calls
@@ -521,13 +544,14 @@ _lines_x, _runs_x, _tbox_x, _rows16_x, _box_rows_x = (xcall(f) for f in (_lines,
 
 @plain_calls
 @njit(**_C)
-def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
+def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, stream):
     """dst[db + (dr0 + i, dc0 + j)] = (or +=) src[sb + (sr0 + i, sc0 + j)] over a rows x cols
     window, through the two layouts, in runs along rows or along columns (whichever keeps dst,
     then src, consecutive): each run is one strided loop, a vectorised copy when both strides
     are 1. A GM view's 2-D block is ``strided(row stride, col stride)``. Two layouts with the
     same boxes (a box's elements consecutive, in the same order), over a box-aligned window, copy
-    whole boxes; with the boxes' inner orders transposed, box by box.""" 
+    whole boxes; with the boxes' inner orders transposed, box by box. ``stream``: dst is GM (a
+    TSTORE), whose box rows may go round the caches (_rows16).""" 
     boxes = _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols)
     if boxes == SAME:
         ir_, ic = dl[0], dl[1]
@@ -588,6 +612,8 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add):
         for k in range(length.size):
             if box and length[k] == box and i1 - i0 == 16:
                 _rows16_x(dst, lp[i0, 1] + dp[k], lp[1, 1] - lp[0, 1], src, lp[i0, 0] + sp[k],
-                          lp[1, 0] - lp[0, 0], box)
+                          lp[1, 0] - lp[0, 0], box, stream)
             else:
                 _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)
+    if box and stream:
+        _fence()

@@ -99,9 +99,9 @@ def _transfer(to_tile, tile, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2,
                 else:
                     r0, c0 = i2 * s3, (i0 * s1 + i1) * s4
                 if to_tile:
-                    _copy_runs(tile, 0, lay, r0, c0, gm, g, glay, 0, 0, s3, s4, False)
+                    _copy_runs(tile, 0, lay, r0, c0, gm, g, glay, 0, 0, s3, s4, False, False)
                 else:
-                    _copy_runs(gm, g, glay, 0, 0, tile, 0, lay, r0, c0, s3, s4, False)
+                    _copy_runs(gm, g, glay, 0, 0, tile, 0, lay, r0, c0, s3, s4, False, True)
 
 
 @njit(**_J)

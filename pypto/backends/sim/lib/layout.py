@@ -87,6 +87,20 @@ def col_part(lay, c):
     return (c // ic) * bcs + (c % ic) * ics
 
 
+@njit(**_J)
+def _line_parts(out, side, base, lay, x0, count, rows):
+    """out[i, side] = base + row_part(lay, x0 + i) (col_part when not ``rows``) for i < count,
+    stepping through the boxes instead of dividing by their size at every line."""
+    ir_, ic, brs, bcs, irs, ics = lay
+    inner, outer_step, inner_step = (ir_, brs, irs) if rows else (ic, bcs, ics)
+    q, r = x0 // inner, x0 % inner
+    for i in range(count):
+        out[i, side] = base + q * outer_step + r * inner_step
+        r += 1
+        if r == inner:
+            r, q = 0, q + 1
+
+
 @plain_calls
 @njit(**_C)
 def parts(lay, r0, rows, c0, cols):
@@ -603,9 +617,8 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, str
     length, sp, dp = _runs_x(sl, s0, dl, d0, count, along_row)
     lines = rows if along_row else cols
     lp = np.empty((lines, 2), np.int64)                 # each line's (src, dst) part
-    for i in range(lines):
-        lp[i, 0] = sb + (row_part(sl, sr0 + i) if along_row else col_part(sl, sc0 + i))
-        lp[i, 1] = db + (row_part(dl, dr0 + i) if along_row else col_part(dl, dc0 + i))
+    _line_parts(lp, 0, sb, sl, sr0 if along_row else sc0, lines, along_row)
+    _line_parts(lp, 1, db, dl, dr0 if along_row else dc0, lines, along_row)
     box = 0 if add or ds != 1 or ss != 1 else _box_rows_x(lp, lines, length)
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache

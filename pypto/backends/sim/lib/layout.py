@@ -87,10 +87,13 @@ def col_part(lay, c):
     return (c // ic) * bcs + (c % ic) * ics
 
 
-@njit(**_J)
+@plain_calls
+@njit(**_C)
 def _line_parts(out, side, base, lay, x0, count, rows):
     """out[i, side] = base + row_part(lay, x0 + i) (col_part when not ``rows``) for i < count,
-    stepping through the boxes instead of dividing by their size at every line."""
+    stepping through the boxes instead of dividing by their size at every line. True when the
+    lines of every aligned group of 16 are evenly spaced, out[1, side] - out[0, side] apart
+    (unboxed lines, or boxes a multiple of 16 lines tall with x0 on a group's start)."""
     ir_, ic, brs, bcs, irs, ics = lay
     inner, outer_step, inner_step = (ir_, brs, irs) if rows else (ic, bcs, ics)
     q, r = x0 // inner, x0 % inner
@@ -99,6 +102,7 @@ def _line_parts(out, side, base, lay, x0, count, rows):
         r += 1
         if r == inner:
             r, q = 0, q + 1
+    return inner == 1 or (inner % 16 == 0 and x0 % 16 == 0)
 
 
 @plain_calls
@@ -210,7 +214,7 @@ def _emit_stream(context, builder, sig, args, min_bytes=STREAM_MIN_BYTES, fence=
                             builder.gep(ps, [builder.add(s0, at)]), count, size)
 
     addr = builder.ptrtoint(builder.gep(pd, [d0]), i64)
-    short = builder.icmp_unsigned("<", n, const(max(1, min_bytes // size)))
+    short = builder.icmp_unsigned("<", n, const(max(width, min_bytes // size)))   # lead < n
     odd = builder.icmp_unsigned("!=", builder.urem(addr, const(size)), const(0))
     with builder.if_else(builder.or_(short, odd)) as (plain, streamed):
         with plain:
@@ -272,9 +276,10 @@ def _copy_box(typingctx, dst, d, src, s, n):
 
 @intrinsic
 def _stream_run(typingctx, dst, d, src, s, n):
-    """A run of a boxed tile's TSTORE (a box row, one cache line of f32): its whole lines stored
-    non-temporally whatever its length, with no fence (copy_runs fences once, after its runs)."""
-    return _typed_run(lambda cx, b, sg, a: _emit_stream(cx, b, sg, a, 0, False), dst, d, src, s, n)
+    """A run of a boxed tile's TSTORE (a box row: one cache line of f32): its whole lines stored
+    non-temporally when it spans a line, with no fence (copy_runs fences once, after its runs)."""
+    return _typed_run(lambda cx, b, sg, a: _emit_stream(cx, b, sg, a, _LINE, False), dst, d, src, s,
+                      n)
 
 
 @intrinsic
@@ -393,26 +398,6 @@ def _rows16(dst, d, dstep, src, s, sstep, n, stream):
     else:
         for i in range(16):
             _copy_n(dst, np.uint64(d + i * dstep), src, np.uint64(s + i * sstep), n)
-
-
-@plain_calls
-@njit(**_C)
-def _box_rows(lp, lines, length):
-    """The run length n (8, 16 or 32) when every run of the copy has it and, in each aligned
-    group of 16 lines, each side's lines are evenly spaced (lp[1] - lp[0] apart): then _rows16
-    moves each group's run at once; else 0."""
-    n = length[0]
-    if not (n == 8 or n == 16 or n == 32) or lines % 16 != 0:
-        return 0
-    for k in range(length.size):
-        if length[k] != n:
-            return 0
-    for c in range(2):
-        step = lp[1, c] - lp[0, c]
-        for i in range(lines):
-            if lp[i, c] != lp[i - i % 16, c] + (i % 16) * step:
-                return 0
-    return n
 
 
 # One round of the 16 x 16 transpose interleaves row i with row i + 8: the low (h = 0) or high
@@ -552,8 +537,8 @@ def _transpose_box(dst, d, di, src, s, si, n, m, add):
 
 # copy_runs calls its three larger helpers through xcall: linked in, numba optimised them again
 # inside each of copy_runs' specialisations. (copy_runs itself is only ever called through xcall.)
-_lines_x, _runs_x, _tbox_x, _rows16_x, _box_rows_x = (xcall(f) for f in (_lines, _runs, _transpose_box,
-                                                                      _rows16, _box_rows))
+_lines_x, _runs_x, _tbox_x, _rows16_x, _line_parts_x = (
+    xcall(f) for f in (_lines, _runs, _transpose_box, _rows16, _line_parts))
 
 
 @plain_calls
@@ -569,22 +554,16 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, str
     boxes = _box_pair(dl, dr0, dc0, sl, sr0, sc0, rows, cols)
     if boxes == SAME:
         ir_, ic = dl[0], dl[1]
-        if not add:                                      # box by box, each one move
-            for bi in range(rows // ir_):
-                for bj in range(cols // ic):
-                    s = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
-                    d = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
-                    _copy_box(dst, np.uint64(d), src, np.uint64(s), ir_ * ic)
-            return
-        nb = (rows // ir_) * (cols // ic)
-        starts = np.empty((nb, 2), np.int64)             # each box's (src, dst) start
-        for bi in range(rows // ir_):
+        n = np.uint64(ir_ * ic)
+        for bi in range(rows // ir_):                    # box by box, each one move
             for bj in range(cols // ic):
-                x = bi * (cols // ic) + bj
-                starts[x, 0] = sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3]
-                starts[x, 1] = db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3]
-        zero, one = np.int64(0), np.int64(1)       # plain int64s: the generic path's _lines
-        _lines_x(dst, zero, one, src, zero, one, ir_ * ic, starts, zero, nb, add)
+                s = np.uint64(sb + (sr0 // ir_ + bi) * sl[2] + (sc0 // ic + bj) * sl[3])
+                d = np.uint64(db + (dr0 // ir_ + bi) * dl[2] + (dc0 // ic + bj) * dl[3])
+                if add:
+                    for x in range(n):
+                        dst[d + x] += src[s + x]
+                else:
+                    _copy_box(dst, d, src, s, n)
         return
     if boxes == TRANSPOSED:
         ir_, ic = dl[0], dl[1]
@@ -617,9 +596,17 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, str
     length, sp, dp = _runs_x(sl, s0, dl, d0, count, along_row)
     lines = rows if along_row else cols
     lp = np.empty((lines, 2), np.int64)                 # each line's (src, dst) part
-    _line_parts(lp, 0, sb, sl, sr0 if along_row else sc0, lines, along_row)
-    _line_parts(lp, 1, db, dl, dr0 if along_row else dc0, lines, along_row)
-    box = 0 if add or ds != 1 or ss != 1 else _box_rows_x(lp, lines, length)
+    even = _line_parts_x(lp, 0, sb, sl, sr0 if along_row else sc0, lines, along_row)
+    even = _line_parts_x(lp, 1, db, dl, dr0 if along_row else dc0, lines, along_row) and even
+    # each 16-line group's runs move at once (_rows16) when they all have one box row's length,
+    # 8, 16 or 32 elements, and both sides' lines are evenly spaced in the group
+    box = length[0] if length.size else 0
+    if add or ds != 1 or ss != 1 or not even or lines % 16 != 0 or not (box == 8 or box == 16
+                                                                        or box == 32):
+        box = 0
+    for k in range(length.size):
+        if length[k] != box:
+            box = 0
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):

@@ -610,7 +610,7 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, str
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):
-            if box and length[k] == box and i1 - i0 == 16:
+            if box:                  # (then lines % 16 == 0: every group is 16 lines)
                 _rows16_x(dst, lp[i0, 1] + dp[k], lp[1, 1] - lp[0, 1], src, lp[i0, 0] + sp[k],
                           lp[1, 0] - lp[0, 0], box, stream)
             else:

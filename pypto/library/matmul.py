@@ -31,8 +31,8 @@ def tile_sizes(soc, in_dt: D.DType) -> tuple[int, int, int]:
     one in L0B (this kernel is not double-buffered: examples/kernel_gemm.py shows ping-pong), a
     multiple of 32 bytes' worth of elements. On a2a3 that is 256 x 128 x 128: the cube moves the
     same bytes per multiply as 128 x 256 x 128, but the simulator's costlier side is B's (L1 -> L0B
-    transposes its boxes, and BLAS packs it with its slower copy), so B gets the smaller tile: the
-    1024^3 GEMM runs 3-10 % faster (benchmarks/README.md)."""
+    transposes its boxes, and BLAS packs it with its slower copy), so B gets the smaller tile
+    (benchmarks/README.md, stop 50)."""
     bn = min(BN_MAX, soc.space("Acc").capacity // (BM * 4))
     cap = min(soc.space("Left").capacity // BM, soc.space("Right").capacity // bn)
     bk = cap // in_dt.itemsize

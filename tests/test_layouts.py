@@ -178,21 +178,24 @@ def test_copy_runs_equals_the_element_by_element_copy(kinds, box, aligned, add, 
 @pytest.mark.parametrize("box,dtype", [((16, 16), np.uint16), ((16, 8), np.float32),
                                        ((16, 32), np.uint8)])
 @pytest.mark.parametrize("stream", [False, True])
-def test_copy_runs_moves_box_rows_a_group_at_a_time(kinds, r0, box, dtype, stream):
-    """A GM <-> boxed move of whole box rows over 32 lines takes 16 lines per call when each
-    group's lines are evenly spaced: a window starting 8 rows into a box has groups that cross
-    a box edge, and must still land every element where the layouts put it."""
+@pytest.mark.parametrize("tail", [False, True])
+def test_copy_runs_moves_box_rows_a_group_at_a_time(kinds, r0, box, dtype, stream, tail):
+    """A GM <-> boxed move takes 16 lines per call when each group's lines are evenly spaced: a
+    window starting 8 rows into a box has groups that cross a box edge, and a window 8 lines and
+    half a box wider (``tail``) ends in a short group and a short run; every element must still
+    land where the layouts put it."""
     copy_runs = _copy_runs()
     ir, ic = box
-    rows, cols = 4 * ir, 3 * ic
+    rows, cols = 4 * ir, 4 * ic
+    n, m = 2 * ir + 8 * tail, 2 * ic + ic // 2 * tail
     dd, sd = (np.array(_desc(k, rows, cols, ir, ic), np.int64) for k in kinds)
     src = np.arange(rows * cols).astype(dtype)
     dst = np.zeros(rows * cols, dtype)
     want = dst.copy()
-    for i in range(2 * ir):
-        for j in range(2 * ic):
+    for i in range(n):
+        for j in range(m):
             want[_at(dd, r0 + i, ic + j)] = src[_at(sd, r0 + i, ic + j)]
-    copy_runs(dst, 0, tuple(dd), r0, ic, src, 0, tuple(sd), r0, ic, 2 * ir, 2 * ic, False, stream)
+    copy_runs(dst, 0, tuple(dd), r0, ic, src, 0, tuple(sd), r0, ic, n, m, False, stream)
     np.testing.assert_array_equal(dst, want)
 
 

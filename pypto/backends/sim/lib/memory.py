@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from ... import errcodes as E
 from .checks import strict, undefined
 from .floatbits import bf16_to_f32, f16_to_f32, f64_to_bf16, f64_to_f16
-from .layout import _copy_n, _store_n, copy_runs, line as _line, offset, strided
+from .layout import _copy_n, _store_n, copy_runs, line as _line, offset, parts, strided
 from .plain import plain_calls
 from .xcall import xcall
 from .jit import XCALLED
@@ -35,7 +35,7 @@ from .codes import ADD_BF16, ADD_F16, ADD_INT, COL, NO_PAD, PAD_COLS, PAD_ROWS, 
 
 _J = XCALLED         # only jitted code calls these (kernels through guarded): lib/jit.py
 # compiled once per element types (loads and stores alike), not again inside every kernel
-_copy_runs = xcall(copy_runs)
+_copy_runs, _parts = xcall(copy_runs), xcall(parts)
 
 
 @njit(inline="always", **_J)
@@ -110,16 +110,19 @@ def tload(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
     _transfer(True, dst, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
+    # the padded window's row and column parts as tables (one division per row or column, not
+    # per element: a 256 x 104 f16 tail's padding took as long as its load)
     if pad_dir == PAD_ROWS:
         end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
-        for r in range(vr):
-            for c in range(vc, end):
-                dst[offset(lay, r, c)] = pad
+        ro, co = _parts(lay, 0, vr, vc, end - vc)
     elif pad_dir == PAD_COLS:
         end = min(((vr + c0 - 1) // c0) * c0, rows_cap)
-        for c in range(vc):
-            for r in range(vr, end):
-                dst[offset(lay, r, c)] = pad
+        ro, co = _parts(lay, vr, end - vr, 0, vc)
+    else:
+        return
+    for i in range(ro.size):
+        for j in range(co.size):
+            dst[ro[i] + co[j]] = pad
 
 
 @njit(**_J)

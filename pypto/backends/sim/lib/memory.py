@@ -110,8 +110,8 @@ def tload(dst, vr, vc, lay, rows_cap, cols_cap, mode, pad_dir, pad, c0,
     if not _check(mode, gm.shape[0], off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4, vr, vc, err):
         return
     _transfer(True, dst, lay, mode, gm, off, s0, s1, s2, s3, s4, t0, t1, t2, t3, t4)
-    # the padded window's row and column parts as tables (one division per row or column, not
-    # per element: a 256 x 104 f16 tail's padding took as long as its load)
+    # the padded window's row and column parts as tables: one division per row or column, not
+    # per element (offset() per element was 2.9 % of the 1000^3 GEMM's samples)
     if pad_dir == PAD_ROWS:
         end = min(((vc + c0 - 1) // c0) * c0, cols_cap)
         ro, co = _parts(lay, 0, vr, vc, end - vc)

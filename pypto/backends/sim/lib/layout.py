@@ -89,20 +89,23 @@ def col_part(lay, c):
 
 @plain_calls
 @njit(**_C)
-def _line_parts(out, side, base, lay, x0, count, rows):
-    """out[i, side] = base + row_part(lay, x0 + i) (col_part when not ``rows``) for i < count,
-    stepping through the boxes instead of dividing by their size at every line. True when the
-    lines of every aligned group of 16 are evenly spaced, out[1, side] - out[0, side] apart
-    (unboxed lines, or boxes a multiple of 16 lines tall with x0 on a group's start)."""
+def _line_parts(out, base, lay, x0, rows):
+    """out[i] = base + row_part(lay, x0 + i) (col_part when not ``rows``) for every i, stepping
+    through the boxes instead of dividing by their size at every line. True when the lines of every
+    aligned group of 16 are evenly spaced, out[1] - out[0] apart (unboxed lines, or boxes a
+    multiple of 16 lines tall with x0 on a group's start)."""
     ir_, ic, brs, bcs, irs, ics = lay
     inner, outer_step, inner_step = (ir_, brs, irs) if rows else (ic, bcs, ics)
     q, r = x0 // inner, x0 % inner
-    for i in range(count):
-        out[i, side] = base + q * outer_step + r * inner_step
+    for i in range(out.size):
+        out[i] = base + q * outer_step + r * inner_step
         r += 1
         if r == inner:
             r, q = 0, q + 1
     return inner == 1 or (inner % 16 == 0 and x0 % 16 == 0)
+
+
+_line_parts_x = xcall(_line_parts)
 
 
 @plain_calls
@@ -112,10 +115,8 @@ def parts(lay, r0, rows, c0, cols):
     add two table entries per element instead of dividing by the box sizes."""
     ro = np.empty(rows, np.int64)
     co = np.empty(cols, np.int64)
-    for i in range(rows):
-        ro[i] = row_part(lay, r0 + i)
-    for j in range(cols):
-        co[j] = col_part(lay, c0 + j)
+    _line_parts_x(ro, 0, lay, r0, True)
+    _line_parts_x(co, 0, lay, c0, False)
     return ro, co
 
 
@@ -199,10 +200,11 @@ _LINE = 64                  # bytes per non-temporal vector store (a cache line)
 
 def _emit_stream(context, builder, sig, args, min_bytes=STREAM_MIN_BYTES, fence=True):
     """dst[d:d + n] = src[s:s + n] for a TSTORE's run into GM: non-temporal stores, one cache line
-    each, over the 64-byte aligned part of a run of at least ``min_bytes``. They skip the read
-    for ownership of lines about to be overwritten and leave the caches to the tiles (a 16M-element
-    add on two threads: 8.0 -> 6.8 ms). The rest moves as _emit_move does; a fence then orders the
-    stores before whatever the block does next (without ``fence``, the caller's _fence does)."""
+    each, over the 64-byte aligned part of a run of at least ``min_bytes`` and one line (so the
+    run reaches past its unaligned lead). They skip the read for ownership of lines about to be
+    overwritten and leave the caches to the tiles (a 16M-element add on two threads: 8.0 -> 6.8
+    ms). The rest moves as _emit_move does; a fence then orders the stores before whatever the
+    block does next (without ``fence``, the caller's _fence does)."""
     pd, ps, size, n = _operands(context, builder, sig, args)
     i64 = ir.IntType(64)
     width = _LINE // size
@@ -277,9 +279,8 @@ def _copy_box(typingctx, dst, d, src, s, n):
 @intrinsic
 def _stream_run(typingctx, dst, d, src, s, n):
     """A run of a boxed tile's TSTORE (a box row: one cache line of f32): its whole lines stored
-    non-temporally when it spans a line, with no fence (copy_runs fences once, after its runs)."""
-    return _typed_run(lambda cx, b, sg, a: _emit_stream(cx, b, sg, a, _LINE, False), dst, d, src, s,
-                      n)
+    non-temporally whatever its length, with no fence (copy_runs fences once, after its runs)."""
+    return _typed_run(lambda cx, b, sg, a: _emit_stream(cx, b, sg, a, 0, False), dst, d, src, s, n)
 
 
 @intrinsic
@@ -332,12 +333,12 @@ def line(dst, d, src, s, ss, n):
 
 @plain_calls
 @njit(**_C)
-def _lines(dst, d, ds, src, s, ss, n, starts, i0, i1, add):
+def _lines(dst, d, ds, src, s, ss, n, ls, ld, i0, i1, add):
     """The run of n elements at (src, dst) offset (s, d) of lines i0 .. i1 - 1, whose starts are
-    rows (src, dst) of ``starts``. Called, not inlined: _run is compiled here once per element
+    ls[i] in src and ld[i] in dst. Called, not inlined: _run is compiled here once per element
     types, instead of at each place copy_runs moves runs (0.7 s less per copy_runs compile)."""
     for i in range(i0, i1):
-        _run(dst, starts[i, 1] + d, ds, src, starts[i, 0] + s, ss, n, add)
+        _run(dst, ld[i] + d, ds, src, ls[i] + s, ss, n, add)
 
 
 @plain_calls
@@ -538,8 +539,7 @@ def _transpose_box(dst, d, di, src, s, si, n, m, add):
 
 # copy_runs calls its three larger helpers through xcall: linked in, numba optimised them again
 # inside each of copy_runs' specialisations. (copy_runs itself is only ever called through xcall.)
-_lines_x, _runs_x, _tbox_x, _rows16_x, _line_parts_x = (
-    xcall(f) for f in (_lines, _runs, _transpose_box, _rows16, _line_parts))
+_lines_x, _runs_x, _tbox_x, _rows16_x = (xcall(f) for f in (_lines, _runs, _transpose_box, _rows16))
 
 
 @plain_calls
@@ -596,18 +596,18 @@ def copy_runs(dst, db, dl, dr0, dc0, src, sb, sl, sr0, sc0, rows, cols, add, str
     s0, d0, count = (sc0, dc0, cols) if along_row else (sr0, dr0, rows)
     length, sp, dp = _runs_x(sl, s0, dl, d0, count, along_row)
     lines = rows if along_row else cols
-    lp = np.empty((lines, 2), np.int64)                 # each line's (src, dst) part
-    even = _line_parts_x(lp, 0, sb, sl, sr0 if along_row else sc0, lines, along_row)
-    even = _line_parts_x(lp, 1, db, dl, dr0 if along_row else dc0, lines, along_row) and even
+    ls, ld = np.empty(lines, np.int64), np.empty(lines, np.int64)   # each line's src, dst part
+    even = _line_parts_x(ls, sb, sl, sr0 if along_row else sc0, along_row)
+    even = _line_parts_x(ld, db, dl, dr0 if along_row else dc0, along_row) and even
     # a whole group's run moves at once (_rows16) when both sides' lines are evenly spaced in it
     rows16 = even and not add and ds == 1 and ss == 1
     for i0 in range(0, lines, 16):   # 16 lines at a time, run by run: a boxed side's box is then
         i1 = min(i0 + 16, lines)     # one stretch of storage, the other side's lines stay in cache
         for k in range(length.size):
             if rows16 and i1 - i0 == 16:
-                _rows16_x(dst, lp[i0, 1] + dp[k], lp[1, 1] - lp[0, 1], src, lp[i0, 0] + sp[k],
-                          lp[1, 0] - lp[0, 0], length[k], stream)
+                _rows16_x(dst, ld[i0] + dp[k], ld[1] - ld[0], src, ls[i0] + sp[k], ls[1] - ls[0],
+                          length[k], stream)
             else:
-                _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], lp, i0, i1, add)
+                _lines_x(dst, dp[k], ds, src, sp[k], ss, length[k], ls, ld, i0, i1, add)
     if rows16 and stream:
         _fence()
